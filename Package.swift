@@ -1,0 +1,72 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+  .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+  name: "slimplay",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "slimplay", targets: ["slimplay"])
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+  ],
+  targets: [
+    // C libraries, one system-library target each (opus, opusfile and ogg travel together).
+    .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+    .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
+    .systemLibrary(
+      name: "COpus", pkgConfig: "opusfile",
+      providers: [.apt(["libopus-dev", "libopusfile-dev", "libogg-dev"])]),
+    .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+
+    // Wire protocol: pure values that parse and encode SlimProto frames. No I/O, no dependencies.
+    .target(name: "SlimProto", swiftSettings: strict),
+
+    // Connection and player-session state machines on a SwiftNIO event loop.
+    .target(
+      name: "SlimConnection",
+      dependencies: [
+        "SlimProto",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
+
+    // Audio output devices (ALSA).
+    .target(name: "AudioOutput", dependencies: ["CALSA"], swiftSettings: strict),
+
+    // Command line, configuration and logging: wires the modules together.
+    .target(
+      name: "SlimplayCLI",
+      dependencies: [
+        "AudioOutput",
+        "SlimConnection",
+        "SlimProto",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: strict),
+
+    .executableTarget(name: "slimplay", dependencies: ["SlimplayCLI"], swiftSettings: strict),
+
+    .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
+    .testTarget(
+      name: "SlimConnectionTests",
+      dependencies: ["SlimConnection", "SlimProto"],
+      swiftSettings: strict),
+    .testTarget(
+      name: "SlimplayCLITests",
+      dependencies: ["SlimplayCLI", "SlimConnection"],
+      swiftSettings: strict),
+  ],
+  swiftLanguageModes: [.v6]
+)

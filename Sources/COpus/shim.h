@@ -1,0 +1,2 @@
+#include <opus/opus.h>
+#include <opusfile.h>

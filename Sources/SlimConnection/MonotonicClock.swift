@@ -1,0 +1,18 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// CLOCK_MONOTONIC readings. SlimProto's "jiffies" are these milliseconds truncated to 32 bits.
+public enum MonotonicClock {
+  public static func nanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+  }
+
+  public static func milliseconds() -> UInt64 { nanoseconds() / 1_000_000 }
+
+  public static func jiffies() -> UInt32 { UInt32(truncatingIfNeeded: milliseconds()) }
+}

@@ -1,0 +1,41 @@
+import SlimProto
+
+/// What the audio side reports in every STAT.
+public struct PlaybackSnapshot: Equatable, Sendable {
+  public var streamBufferSize: UInt32 = 0
+  public var streamBufferFullness: UInt32 = 0
+  /// Bytes received of the current stream (also carried into a reconnect HELO).
+  public var bytesReceived: UInt64 = 0
+  public var outputBufferSize: UInt32 = 0
+  public var outputBufferFullness: UInt32 = 0
+  /// Time heard of the current track, corrected for the device delay.
+  public var elapsedMilliseconds: UInt32 = 0
+
+  public init() {}
+}
+
+/// The audio side of the player as the protocol session sees it. Every call happens on the
+/// control event loop; an engine hands work to its own threads and reports back on that loop.
+public protocol PlaybackEngine: AnyObject {
+  /// Set by the session before any command arrives.
+  var reporter: (any PlaybackReporter)? { get set }
+
+  /// `strm` (all but `t`), `audg`, `aude`, `cont`, `codc` and `body`.
+  func handle(_ message: ServerMessage)
+
+  /// Current buffer and position figures for a STAT.
+  func snapshot() -> PlaybackSnapshot
+
+  /// The highest sample rate the output can really play, for `MaxSampleRate`.
+  var maximumSampleRate: Int { get }
+}
+
+/// How an engine talks back to the server through the session.
+public protocol PlaybackReporter: AnyObject {
+  func report(_ event: StatusEvent, errorCode: UInt16)
+  func send(_ message: PlayerMessage)
+}
+
+extension PlaybackReporter {
+  public func report(_ event: StatusEvent) { report(event, errorCode: 0) }
+}

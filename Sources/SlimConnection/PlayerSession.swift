@@ -1,0 +1,154 @@
+import Logging
+import SlimProto
+
+/// The player's side of one SlimProto conversation: builds HELO, answers the server's commands
+/// that concern the player itself (heartbeat, name, server switch) and hands audio commands to the
+/// playback engine. Confined to the control event loop.
+public final class PlayerSession: PlaybackReporter {
+  public struct Identity: Sendable {
+    public var mac: MACAddress
+    public var modelName: String
+    public var firmware: String
+    /// Format tokens in preference order.
+    public var formats: [String]
+
+    public init(mac: MACAddress, modelName: String, firmware: String, formats: [String]) {
+      self.mac = mac
+      self.modelName = modelName
+      self.firmware = firmware
+      self.formats = formats
+    }
+  }
+
+  public let identity: Identity
+  public private(set) var name: String?
+  private let nameStore: NameStore
+  private let engine: any PlaybackEngine
+  private let logger: Logger
+
+  /// Writes a message to the server; nil while disconnected.
+  var transmit: ((PlayerMessage) -> Void)?
+  /// Asks the connection to move to another server (`serv`).
+  var requestServerSwitch: ((ServerAddress) -> Void)?
+  /// The server the session is talking to, for resolving `serv` and stream addresses.
+  public private(set) var server: ServerAddress?
+  private var pendingSyncGroupID: String?
+
+  public init(
+    identity: Identity, name: String?, nameStore: NameStore, engine: any PlaybackEngine,
+    logger: Logger
+  ) {
+    self.identity = identity
+    self.name = name
+    self.nameStore = nameStore
+    self.engine = engine
+    self.logger = logger
+    engine.reporter = self
+  }
+
+  public var capabilities: Capabilities {
+    Capabilities(
+      modelName: identity.modelName, firmware: identity.firmware,
+      maxSampleRate: engine.maximumSampleRate, syncGroupID: pendingSyncGroupID,
+      formats: identity.formats)
+  }
+
+  func makeHello(isReconnect: Bool) -> Hello {
+    let hello = Hello(
+      mac: identity.mac, isReconnect: isReconnect,
+      bytesReceived: isReconnect ? engine.snapshot().bytesReceived : 0,
+      capabilities: capabilities.encoded)
+    // The sync group travels in one HELO only, the one right after `serv`.
+    pendingSyncGroupID = nil
+    return hello
+  }
+
+  func connected(to server: ServerAddress) {
+    self.server = server
+  }
+
+  func disconnected() {
+    transmit = nil
+  }
+
+  public func handle(_ message: ServerMessage) {
+    switch message {
+    case .stream(let command) where command.command == .status:
+      // Answered at once: LMS and aioslimproto drop a player that stays silent.
+      sendStatus(.heartbeat, serverTimestamp: command.rawTimestamp)
+    case .stream, .audioGain, .audioEnable, .continueStream, .codec, .bodyRequest:
+      engine.handle(message)
+    case .setting(let setting):
+      handleSetting(setting)
+    case .switchServer(let request):
+      handleSwitch(request)
+    case .version(let version):
+      logger.info("server version \(version)")
+    case .disconnect:
+      logger.error("server refused this device (dsco)")
+    case .unknown(let frame):
+      logger.debug("ignoring unhandled server command '\(frame.command)' (\(frame.payload.count) bytes)")
+    }
+  }
+
+  private func handleSetting(_ setting: SettingCommand) {
+    guard setting.setting == .playerName else {
+      logger.debug("ignoring setd id \(setting.id)")
+      return
+    }
+    if setting.isQuery {
+      if let name { send(.name(name)) }
+      return
+    }
+    guard let newName = setting.nameValue, !newName.isEmpty else { return }
+    name = newName
+    logger.notice("server set the player name to '\(newName)'")
+    do {
+      try nameStore.save(newName)
+    } catch {
+      logger.error("name not saved: \(error)")
+    }
+    send(.name(newName))
+  }
+
+  private func handleSwitch(_ request: ServerSwitch) {
+    guard let current = server else { return }
+    // 0.0.0.1 once meant mysqueezebox.com, which no longer exists.
+    guard request.serverIP > 1 else {
+      logger.warning("ignoring serv to \(request.serverIP): no such server")
+      return
+    }
+    let target = ServerAddress(ipv4: request.serverIP, port: current.port)
+    pendingSyncGroupID = request.syncGroupID
+    logger.notice("server asked to switch to \(target)")
+    requestServerSwitch?(target)
+  }
+
+  public func report(_ event: StatusEvent, errorCode: UInt16) {
+    sendStatus(event, errorCode: errorCode)
+  }
+
+  public func send(_ message: PlayerMessage) {
+    guard let transmit else {
+      logger.trace("not connected: dropping \(message.opcode)")
+      return
+    }
+    transmit(message)
+  }
+
+  func sendStatus(_ event: StatusEvent, serverTimestamp: UInt32 = 0, errorCode: UInt16 = 0) {
+    let snapshot = engine.snapshot()
+    var status = PlayerStatus(event: event)
+    status.streamBufferSize = snapshot.streamBufferSize
+    status.streamBufferFullness = snapshot.streamBufferFullness
+    status.bytesReceived = snapshot.bytesReceived
+    status.jiffies = MonotonicClock.jiffies()
+    status.outputBufferSize = snapshot.outputBufferSize
+    status.outputBufferFullness = snapshot.outputBufferFullness
+    status.elapsedSeconds = snapshot.elapsedMilliseconds / 1000
+    status.elapsedMilliseconds = snapshot.elapsedMilliseconds
+    status.serverTimestamp = serverTimestamp
+    status.errorCode = errorCode
+    send(.status(status))
+  }
+}

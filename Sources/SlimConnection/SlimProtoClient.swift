@@ -1,0 +1,200 @@
+import Logging
+import NIOCore
+import NIOPosix
+import SlimProto
+
+/// Drives `ConnectionStateMachine` with real sockets and timers and carries the `PlayerSession`'s
+/// messages. All of its state is touched on `eventLoop` only, which is why it may be shared with
+/// the channel handlers (`@unchecked Sendable`).
+public final class SlimProtoClient: @unchecked Sendable {
+  public struct Configuration: Sendable {
+    public var server: ServerAddress?
+    public var discovery: ServerDiscovery
+    public var connectTimeout: TimeAmount
+    /// LMS sends `strm t` every 4–5 s; this long without any frame means the server is gone.
+    public var serverTimeout: TimeAmount
+    public var backoff: Backoff
+
+    public init(
+      server: ServerAddress?, discovery: ServerDiscovery = ServerDiscovery(),
+      connectTimeout: TimeAmount = .seconds(5), serverTimeout: TimeAmount = .seconds(35),
+      backoff: Backoff = Backoff()
+    ) {
+      self.server = server
+      self.discovery = discovery
+      self.connectTimeout = connectTimeout
+      self.serverTimeout = serverTimeout
+      self.backoff = backoff
+    }
+  }
+
+  public let eventLoop: any EventLoop
+  private let configuration: Configuration
+  private let session: PlayerSession
+  private let logger: Logger
+  private var machine: ConnectionStateMachine
+  private var channel: (any Channel)?
+  private var retryTimer: Scheduled<Void>?
+  private var random = SystemRandomNumberGenerator()
+  private let stoppedPromise: EventLoopPromise<Void>
+
+  public init(
+    configuration: Configuration, session: PlayerSession, eventLoop: any EventLoop, logger: Logger
+  ) {
+    self.configuration = configuration
+    self.session = session
+    self.eventLoop = eventLoop
+    self.logger = logger
+    self.machine = ConnectionStateMachine(configuredServer: configuration.server)
+    self.stoppedPromise = eventLoop.makePromise()
+    session.requestServerSwitch = { [unowned self] server in
+      self.perform(self.machine.switchRequested(to: server))
+    }
+  }
+
+  /// Completes once `stop()` has closed everything.
+  public var stopped: EventLoopFuture<Void> { stoppedPromise.futureResult }
+
+  public var state: ConnectionStateMachine.State {
+    eventLoop.preconditionInEventLoop()
+    return machine.state
+  }
+
+  public func start() {
+    eventLoop.execute { self.perform(self.machine.start()) }
+  }
+
+  public func stop() {
+    eventLoop.execute {
+      self.retryTimer?.cancel()
+      self.perform(self.machine.stop())
+      if let channel = self.channel {
+        channel.closeFuture.cascade(to: self.stoppedPromise)
+      } else {
+        self.stoppedPromise.succeed()
+      }
+    }
+  }
+
+  private func perform(_ action: ConnectionStateMachine.Action) {
+    eventLoop.preconditionInEventLoop()
+    switch action {
+    case .none:
+      break
+    case .discover:
+      discover()
+    case .connect(let server):
+      connect(to: server)
+    case .sendHello(let isReconnect):
+      sendHello(isReconnect: isReconnect)
+    case .scheduleRetry(let failures):
+      let delay = configuration.backoff.delay(afterFailures: failures, using: &random)
+      logger.info("retrying in \(formatted(delay)) (attempt \(failures + 1))")
+      retryTimer?.cancel()
+      retryTimer = eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) {
+        self.perform(self.machine.retryTimerFired())
+      }
+    case .closeConnection:
+      channel?.close(promise: nil)
+    }
+  }
+
+  private func discover() {
+    logger.info("looking for a server (discovery to \(configuration.discovery.target))")
+    configuration.discovery.discover(on: eventLoop, logger: logger).hop(to: eventLoop).whenComplete {
+      result in
+      let found = try? result.get()
+      if let found {
+        let name = found.reply.name.map { " '\($0)'" } ?? ""
+        let version = found.reply.version.map { " version \($0)" } ?? ""
+        self.logger.notice("discovered server\(name) at \(found.server)\(version)")
+      }
+      self.perform(self.machine.discoveryFinished(found: found?.server))
+    }
+  }
+
+  private func connect(to server: ServerAddress) {
+    logger.info("connecting to \(server)")
+    let serverTimeout = configuration.serverTimeout
+    let logger = self.logger
+    ClientBootstrap(group: eventLoop)
+      .connectTimeout(configuration.connectTimeout)
+      .channelOption(.socketOption(.tcp_nodelay), value: 1)
+      .channelInitializer { channel in
+        channel.eventLoop.makeCompletedFuture {
+          try channel.pipeline.syncOperations.addHandlers(
+            IdleStateHandler(readTimeout: serverTimeout),
+            FrameCodecHandler(logger: logger),
+            ConnectionEventsHandler(client: self))
+        }
+      }
+      .connect(host: server.host, port: server.port)
+      .hop(to: eventLoop)
+      .whenComplete { result in
+        switch result {
+        case .success(let channel):
+          guard case .connecting = self.machine.state else {
+            channel.close(promise: nil)  // stopped meanwhile
+            return
+          }
+          self.channel = channel
+          self.session.connected(to: server)
+          self.session.transmit = { [weak channel] message in
+            channel?.writeAndFlush(message, promise: nil)
+          }
+          self.perform(self.machine.connectSucceeded())
+        case .failure(let error):
+          self.logger.warning("cannot connect to \(server): \(error)")
+          self.perform(self.machine.connectFailed())
+        }
+      }
+  }
+
+  private func sendHello(isReconnect: Bool) {
+    let hello = session.makeHello(isReconnect: isReconnect)
+    let server = session.server.map(String.init(describing:)) ?? "?"
+    let detail = isReconnect ? " (reconnect, \(hello.bytesReceived) bytes received)" : ""
+    logger.notice("connected to \(server), sending HELO\(detail)")
+    logger.debug("capabilities: \(hello.capabilities)")
+    session.send(.hello(hello))
+  }
+
+  // MARK: Events from the channel pipeline (on the event loop)
+
+  func received(_ message: ServerMessage, on channel: any Channel) {
+    guard channel === self.channel else { return }
+    session.handle(message)
+  }
+
+  func serverWentSilent(on channel: any Channel) {
+    guard channel === self.channel else { return }
+    logger.warning("no message from the server for \(configuration.serverTimeout.nanoseconds / 1_000_000_000) s: reconnecting")
+    perform(machine.serverTimedOut())
+  }
+
+  func connectionFailed(with error: any Error, on channel: any Channel) {
+    guard channel === self.channel else { return }
+    logger.error("connection to the server failed: \(error)")
+  }
+
+  func connectionClosed(_ channel: any Channel) {
+    guard channel === self.channel else { return }
+    self.channel = nil
+    session.disconnected()
+    if case .stopped = machine.state { return }
+    logger.warning("connection to the server closed")
+    perform(machine.connectionClosed())
+  }
+}
+
+private func formatted(_ duration: Duration) -> String {
+  let ms = duration.nanoseconds / 1_000_000
+  return ms < 1000 ? "\(ms) ms" : "\(Double(ms / 100) / 10) s"
+}
+
+extension Duration {
+  var nanoseconds: Int64 {
+    let (seconds, attoseconds) = components
+    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+  }
+}

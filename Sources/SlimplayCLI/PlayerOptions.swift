@@ -1,0 +1,208 @@
+import SlimConnection
+import SlimProto
+
+/// Where decoded audio goes (`-o`).
+public enum OutputTarget: Equatable, Sendable {
+  /// An ALSA PCM by name (`default`, `hw:1,0`, `pulse`…).
+  case alsa(String)
+  /// Raw interleaved little-endian PCM on standard output (`-o -`).
+  case standardOutput
+  /// Discarded, but paced at real time (`-o null`).
+  case null
+
+  public init(_ text: String) {
+    switch text {
+    case "-": self = .standardOutput
+    case "null": self = .null
+    default: self = .alsa(text)
+    }
+  }
+}
+
+/// `-a`: for ALSA `buffer:period:format:mmap`; for `-o -` just the sample size.
+public struct OutputParameters: Equatable, Sendable {
+  public enum SampleFormat: String, Equatable, Sendable, CaseIterable {
+    case s16 = "16"
+    case s24 = "24"
+    case s24_3 = "24_3"
+    case s32 = "32"
+  }
+
+  /// Below 500: milliseconds; otherwise frames (as squeezelite's code does).
+  public var buffer: Int = 40
+  /// Below 50: a period count; otherwise a period size in frames.
+  public var period: Int = 4
+  /// nil = probe S32_LE → S24_LE → S24_3LE → S16_LE (ALSA), 32-bit on stdout.
+  public var format: SampleFormat?
+  public var mmap = true
+
+  public init() {}
+
+  public init(parsing text: String, forStandardOutput: Bool) throws(OptionError) {
+    if forStandardOutput {
+      guard let format = SampleFormat(rawValue: text), format != .s24_3 else {
+        throw .invalid("-a", text, "with -o - the sample size must be 16, 24 or 32")
+      }
+      self.format = format
+      return
+    }
+    let fields = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+    guard fields.count <= 4 else { throw .invalid("-a", text, "expected buffer:period:format:mmap") }
+    if fields.count > 0, !fields[0].isEmpty {
+      guard let value = Int(fields[0]), value > 0 else { throw .invalid("-a", text, "bad buffer") }
+      buffer = value
+    }
+    if fields.count > 1, !fields[1].isEmpty {
+      guard let value = Int(fields[1]), value > 0 else { throw .invalid("-a", text, "bad period") }
+      period = value
+    }
+    if fields.count > 2, !fields[2].isEmpty {
+      guard let value = SampleFormat(rawValue: fields[2]) else {
+        throw .invalid("-a", text, "format must be 16, 24, 24_3 or 32")
+      }
+      format = value
+    }
+    if fields.count > 3, !fields[3].isEmpty {
+      guard fields[3] == "0" || fields[3] == "1" else { throw .invalid("-a", text, "mmap must be 0 or 1") }
+      mmap = fields[3] == "1"
+    }
+  }
+}
+
+/// `-b stream:output` in KB. Defaults as squeezelite: 2 MiB and 10 s of 44.1 kHz stereo s32.
+public struct BufferSizes: Equatable, Sendable {
+  public var streamBytes = 2 * 1024 * 1024
+  public var outputBytes = 44_100 * 8 * 10
+
+  public init() {}
+
+  public init(parsing text: String) throws(OptionError) {
+    let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard fields.count == 2 || fields.count == 1 else {
+      throw .invalid("-b", text, "expected stream:output in KB")
+    }
+    if !fields[0].isEmpty {
+      guard let kb = Int(fields[0]), kb >= 64 else { throw .invalid("-b", text, "stream buffer must be ≥ 64 KB") }
+      streamBytes = kb * 1024
+    }
+    if fields.count == 2, !fields[1].isEmpty {
+      guard let kb = Int(fields[1]), kb >= 64 else { throw .invalid("-b", text, "output buffer must be ≥ 64 KB") }
+      outputBytes = kb * 1024
+    }
+  }
+}
+
+/// Codecs, their HELO format tokens, and the order they are offered in (`-c`, `-e`).
+public enum Codec: String, CaseIterable, Sendable {
+  case flac
+  case opus
+  case mp3
+  case pcm
+
+  /// squeezelite's spellings are accepted too.
+  public init?(name: String) {
+    switch name {
+    case "flac", "flc": self = .flac
+    case "opus", "ops": self = .opus
+    case "mp3", "mpg", "mad": self = .mp3
+    case "pcm", "aif", "wav": self = .pcm
+    default: return nil
+    }
+  }
+
+  /// Format tokens for HELO. `pcm` covers WAV and AIFF, whose headers the decoder reads.
+  public var formatTokens: [String] {
+    switch self {
+    case .flac: ["flc"]
+    case .opus: ["ops"]
+    case .mp3: ["mp3"]
+    case .pcm: ["aif", "pcm"]
+    }
+  }
+
+  public static let defaultOrder: [Codec] = [.flac, .opus, .mp3, .pcm]
+
+  /// `-c` picks and orders codecs; `-e` removes some.
+  public static func selection(include: String?, exclude: String?) throws(OptionError) -> [Codec] {
+    var codecs = defaultOrder
+    if let include {
+      codecs = []
+      for name in include.split(separator: ",") {
+        guard let codec = Codec(name: String(name)) else {
+          throw .invalid("-c", include, "unknown codec '\(name)' (known: flac, opus, mp3, pcm)")
+        }
+        if !codecs.contains(codec) { codecs.append(codec) }
+      }
+    }
+    if let exclude {
+      for name in exclude.split(separator: ",") {
+        guard let codec = Codec(name: String(name)) else {
+          throw .invalid("-e", exclude, "unknown codec '\(name)' (known: flac, opus, mp3, pcm)")
+        }
+        codecs.removeAll { $0 == codec }
+      }
+    }
+    guard !codecs.isEmpty else { throw .invalid("-c/-e", include ?? exclude ?? "", "no codec left") }
+    return codecs
+  }
+}
+
+/// `-r`: the rates the output supports: `max`, `min-max` or a list `r1,r2,…` (an optional `:delay`
+/// in ms of silence on a rate change).
+public struct RateSpecification: Equatable, Sendable {
+  public var rates: [Int]
+  public var changeDelayMilliseconds: Int
+
+  public static let probeRates = [
+    768000, 705600, 384000, 352800, 192000, 176400, 96000, 88200, 48000, 44100, 32000, 24000, 22050,
+    16000, 12000, 11025, 8000,
+  ]
+
+  public init(rates: [Int], changeDelayMilliseconds: Int = 0) {
+    self.rates = rates
+    self.changeDelayMilliseconds = changeDelayMilliseconds
+  }
+
+  public init(parsing text: String) throws(OptionError) {
+    let (ratePart, delayPart) = text.splitOnce(":")
+    var delay = 0
+    if let delayPart {
+      guard let value = Int(delayPart), value >= 0 else { throw .invalid("-r", text, "bad delay") }
+      delay = value
+    }
+    var rates: [Int] = []
+    if ratePart.contains("-") {
+      let (low, high) = ratePart.splitOnce("-")
+      guard let min = Int(low), let maxText = high, let max = Int(maxText), min <= max else {
+        throw .invalid("-r", text, "expected min-max")
+      }
+      rates = Self.probeRates.filter { $0 >= min && $0 <= max }
+    } else {
+      for item in ratePart.split(separator: ",") {
+        guard let rate = Int(item), rate > 0 else { throw .invalid("-r", text, "bad rate '\(item)'") }
+        rates.append(rate)
+      }
+      // A single value is a maximum, as in squeezelite.
+      if rates.count == 1 { rates = Self.probeRates.filter { $0 <= rates[0] } }
+    }
+    guard !rates.isEmpty else { throw .invalid("-r", text, "no rate") }
+    self.init(rates: rates.sorted(by: >), changeDelayMilliseconds: delay)
+  }
+
+  public var maximum: Int { rates.max() ?? 44100 }
+}
+
+public struct OptionError: Error, CustomStringConvertible, Equatable {
+  public let description: String
+
+  public static func invalid(_ flag: String, _ value: String, _ reason: String) -> OptionError {
+    OptionError(description: "invalid \(flag) '\(value)': \(reason)")
+  }
+}
+
+extension String {
+  func splitOnce(_ separator: Character) -> (String, String?) {
+    guard let index = firstIndex(of: separator) else { return (self, nil) }
+    return (String(self[..<index]), String(self[self.index(after: index)...]))
+  }
+}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import Logging
+import SlimConnection
+import SlimProto
+
+/// The `slimplay` command line. Flags follow squeezelite's where squeezelite has them.
+public struct SlimplayCommand: ParsableCommand {
+  public static let configuration = CommandConfiguration(
+    commandName: "slimplay",
+    abstract: "A headless Squeezebox player for Lyrion Music Server.",
+    discussion: """
+      Registers with a Lyrion (Logitech) Media Server over SlimProto and plays what it sends.
+      Without -s the server is found by UDP discovery. Logs go to standard error.
+      """,
+    version: SlimplayVersion.string)
+
+  @Option(name: .customShort("s"), help: ArgumentHelp("Server address; discovery when omitted.", valueName: "host[:port]"))
+  var server: String?
+
+  @Option(name: .customShort("n"), help: ArgumentHelp("Player name.", valueName: "name"))
+  var name: String?
+
+  @Option(
+    name: .customShort("N"),
+    help: ArgumentHelp("File that stores the name the server sets, read again at start.", valueName: "file"))
+  var nameFile: String?
+
+  @Option(name: .customShort("m"), help: ArgumentHelp("MAC address (player id).", valueName: "ab:cd:ef:12:34:56"))
+  var mac: String?
+
+  @Option(name: .customShort("M"), help: ArgumentHelp("Model name reported to the server.", valueName: "name"))
+  var modelName: String = "SlimPlay"
+
+  @Option(
+    name: .customShort("o"),
+    help: ArgumentHelp("Output: an ALSA PCM name, '-' for raw PCM on stdout, 'null' to discard at real time.", valueName: "device"))
+  var output: String = "default"
+
+  @Flag(name: .customShort("l"), help: "List the ALSA output devices and exit.")
+  var listDevices = false
+
+  @Option(
+    name: .customShort("a"),
+    help: ArgumentHelp(
+      "ALSA buffer:period:format:mmap (buffer < 500 = ms, else frames; period < 50 = count, else frames; format 16|24|24_3|32; mmap 0|1). With -o - the sample size 16|24|32.",
+      valueName: "params"))
+  var outputParameters: String?
+
+  @Option(name: .customShort("b"), help: ArgumentHelp("Stream and output buffer sizes in KB.", valueName: "stream:output"))
+  var buffers: String?
+
+  @Option(name: .customShort("c"), help: ArgumentHelp("Codecs to offer, in preference order (flac,opus,mp3,pcm).", valueName: "codec,…"))
+  var codecs: String?
+
+  @Option(name: .customShort("e"), help: ArgumentHelp("Codecs to exclude.", valueName: "codec,…"))
+  var excludedCodecs: String?
+
+  @Option(name: .customShort("r"), help: ArgumentHelp("Supported sample rates: max, min-max or a list; optional :delay ms on a rate change.", valueName: "rates[:delay]"))
+  var rates: String?
+
+  @Option(name: .customShort("C"), help: ArgumentHelp("Close the output device after this many idle seconds.", valueName: "seconds"))
+  var idleClose: Int?
+
+  @Option(
+    name: .customShort("d"),
+    help: ArgumentHelp("Log level per category: all|slimproto|stream|decode|output|lms|cache|control = trace|debug|info|notice|warning|error. Repeatable.", valueName: "category=level"))
+  var logLevels: [String] = []
+
+  @Option(name: .customShort("P"), help: ArgumentHelp("Write the process id to this file.", valueName: "file"))
+  var pidFile: String?
+
+  @Option(help: ArgumentHelp("Folder for state files (the player name when -N is not given).", valueName: "dir"))
+  var stateDir: String?
+
+  @Option(help: ArgumentHelp("Where discovery requests go (default: broadcast).", valueName: "host[:port]"))
+  var discoverTo: String = "255.255.255.255:3483"
+
+  @Option(help: ArgumentHelp("Seconds without a message before the server counts as gone.", valueName: "seconds"))
+  var serverTimeout: Int = 35
+
+  public init() {}
+
+  public mutating func validate() throws {
+    _ = try settings()
+  }
+
+  /// The validated settings the player runs with.
+  public func settings() throws -> PlayerSettings {
+    var settings = PlayerSettings()
+    if let server {
+      guard let address = ServerAddress(parsing: server) else {
+        throw ValidationError("invalid -s '\(server)': expected host[:port]")
+      }
+      settings.server = address
+    }
+    guard let discovery = ServerAddress(parsing: discoverTo) else {
+      throw ValidationError("invalid --discover-to '\(discoverTo)': expected host[:port]")
+    }
+    settings.discoveryTarget = discovery
+    if let mac {
+      guard let address = MACAddress(mac) else {
+        throw ValidationError("invalid -m '\(mac)': expected six hex bytes like 00:11:22:33:44:55")
+      }
+      settings.mac = address
+    }
+    settings.name = name
+    settings.nameFile = nameFile
+    settings.stateDirectory = stateDir
+    settings.modelName = modelName
+    settings.output = OutputTarget(output)
+    settings.listDevices = listDevices
+    do {
+      if let outputParameters {
+        settings.outputParameters = try OutputParameters(
+          parsing: outputParameters, forStandardOutput: settings.output == .standardOutput)
+      }
+      if let buffers { settings.buffers = try BufferSizes(parsing: buffers) }
+      settings.codecs = try Codec.selection(include: codecs, exclude: excludedCodecs)
+      if let rates { settings.rates = try RateSpecification(parsing: rates) }
+      for item in logLevels { try settings.logging.apply(item) }
+    } catch {
+      throw ValidationError(error.description)
+    }
+    if let idleClose {
+      guard idleClose >= 0 else { throw ValidationError("invalid -C '\(idleClose)': must be ≥ 0") }
+      settings.idleCloseSeconds = idleClose
+    }
+    guard serverTimeout >= 1 else { throw ValidationError("--server-timeout must be at least 1 s") }
+    settings.serverTimeoutSeconds = serverTimeout
+    settings.pidFile = pidFile
+    return settings
+  }
+
+  public func run() throws {
+    let settings = try settings()
+    try PlayerRuntime(settings: settings).run()
+  }
+}

@@ -1,0 +1,3 @@
+import SlimplayCLI
+
+SlimplayCommand.main()

@@ -2,7 +2,7 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [
-  .enableUpcomingFeature("ExistentialAny"),
+  .enableUpcomingFeature("ExistentialAny")
 ]
 
 let package = Package(
@@ -39,6 +39,10 @@ let package = Package(
       ],
       swiftSettings: strict),
 
+    // Lock-free rings and the shared audio types of the realtime path.
+    .target(name: "AudioBuffers", swiftSettings: strict),
+
+
     // Audio output devices (ALSA).
     .target(name: "AudioOutput", dependencies: ["CALSA"], swiftSettings: strict),
 
@@ -58,6 +62,7 @@ let package = Package(
 
     .executableTarget(name: "slimplay", dependencies: ["SlimplayCLI"], swiftSettings: strict),
 
+    .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",

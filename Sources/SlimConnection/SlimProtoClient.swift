@@ -168,7 +168,8 @@ public final class SlimProtoClient: @unchecked Sendable {
 
   func serverWentSilent(on channel: any Channel) {
     guard channel === self.channel else { return }
-    logger.warning("no message from the server for \(configuration.serverTimeout.nanoseconds / 1_000_000_000) s: reconnecting")
+    logger.warning(
+      "no message from the server for \(configuration.serverTimeout.nanoseconds / 1_000_000_000) s: reconnecting")
     perform(machine.serverTimedOut())
   }
 

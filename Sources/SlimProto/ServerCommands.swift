@@ -138,8 +138,10 @@ public struct ServerSwitch: Equatable, Sendable {
   public init(parsing payload: [UInt8]) throws(WireError) {
     var reader = ByteReader(payload, message: "serv")
     serverIP = try reader.u32()
-    let rest = reader.rest()
-    syncGroupID = rest.count >= 10 ? String(decoding: rest.prefix(10), as: UTF8.self) : nil
+    // Ten ASCII digits, or no sync group: anything else would leak into the HELO capabilities.
+    let rest = reader.rest().prefix(10)
+    let isDigits = rest.count == 10 && rest.allSatisfy { $0 >= .ascii("0") && $0 <= .ascii("9") }
+    syncGroupID = isDigits ? String(decoding: rest, as: UTF8.self) : nil
   }
 
   public func encoded() -> [UInt8] {

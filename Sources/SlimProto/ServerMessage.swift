@@ -45,7 +45,11 @@ public enum ServerMessage: Equatable, Sendable {
     case .continueStream(let m): ServerFrame(command: "cont", payload: m.encoded())
     case .codec(let m): ServerFrame(command: "codc", payload: m.encoded())
     case .bodyRequest(let length):
-      ServerFrame(command: "body", payload: { var w = ByteWriter(); w.u32(length); return w.bytes }())
+      ServerFrame(
+        command: "body",
+        payload: {
+          var w = ByteWriter(); w.u32(length); return w.bytes
+        }())
     case .disconnect: ServerFrame(command: "dsco", payload: [])
     case .unknown(let frame): frame
     }

@@ -14,7 +14,8 @@ public struct SlimplayCommand: ParsableCommand {
       """,
     version: SlimplayVersion.string)
 
-  @Option(name: .customShort("s"), help: ArgumentHelp("Server address; discovery when omitted.", valueName: "host[:port]"))
+  @Option(
+    name: .customShort("s"), help: ArgumentHelp("Server address; discovery when omitted.", valueName: "host[:port]"))
   var server: String?
 
   @Option(name: .customShort("n"), help: ArgumentHelp("Player name.", valueName: "name"))
@@ -33,7 +34,8 @@ public struct SlimplayCommand: ParsableCommand {
 
   @Option(
     name: .customShort("o"),
-    help: ArgumentHelp("Output: an ALSA PCM name, '-' for raw PCM on stdout, 'null' to discard at real time.", valueName: "device"))
+    help: ArgumentHelp(
+      "Output: an ALSA PCM name, '-' for raw PCM on stdout, 'null' to discard at real time.", valueName: "device"))
   var output: String = "default"
 
   @Flag(name: .customShort("l"), help: "List the ALSA output devices and exit.")
@@ -46,24 +48,35 @@ public struct SlimplayCommand: ParsableCommand {
       valueName: "params"))
   var outputParameters: String?
 
-  @Option(name: .customShort("b"), help: ArgumentHelp("Stream and output buffer sizes in KB.", valueName: "stream:output"))
+  @Option(
+    name: .customShort("b"), help: ArgumentHelp("Stream and output buffer sizes in KB.", valueName: "stream:output"))
   var buffers: String?
 
-  @Option(name: .customShort("c"), help: ArgumentHelp("Codecs to offer, in preference order (flac,opus,mp3,pcm).", valueName: "codec,…"))
+  @Option(
+    name: .customShort("c"),
+    help: ArgumentHelp("Codecs to offer, in preference order (flac,opus,mp3,pcm).", valueName: "codec,…"))
   var codecs: String?
 
   @Option(name: .customShort("e"), help: ArgumentHelp("Codecs to exclude.", valueName: "codec,…"))
   var excludedCodecs: String?
 
-  @Option(name: .customShort("r"), help: ArgumentHelp("Supported sample rates: max, min-max or a list; optional :delay ms on a rate change.", valueName: "rates[:delay]"))
+  @Option(
+    name: .customShort("r"),
+    help: ArgumentHelp(
+      "Supported sample rates: max, min-max or a list; optional :delay ms on a rate change.", valueName: "rates[:delay]"
+    ))
   var rates: String?
 
-  @Option(name: .customShort("C"), help: ArgumentHelp("Close the output device after this many idle seconds.", valueName: "seconds"))
+  @Option(
+    name: .customShort("C"),
+    help: ArgumentHelp("Close the output device after this many idle seconds.", valueName: "seconds"))
   var idleClose: Int?
 
   @Option(
     name: .customShort("d"),
-    help: ArgumentHelp("Log level per category: all|slimproto|stream|decode|output|lms|cache|control = trace|debug|info|notice|warning|error. Repeatable.", valueName: "category=level"))
+    help: ArgumentHelp(
+      "Log level per category: all|slimproto|stream|decode|output|lms|cache|control = trace|debug|info|notice|warning|error. Repeatable.",
+      valueName: "category=level"))
   var logLevels: [String] = []
 
   @Option(name: .customShort("P"), help: ArgumentHelp("Write the process id to this file.", valueName: "file"))

@@ -1,0 +1,76 @@
+import Synchronization
+
+/// The decoder thread's view of the stream ring: compressed bytes in, plus whether the stream
+/// has ended (so "no data" can mean "wait" or "done").
+public final class StreamInput: @unchecked Sendable {
+  public let ring: RingBuffer
+  private let ended = Atomic<Bool>(false)
+
+  public init(capacity: Int) {
+    ring = RingBuffer(capacity: capacity)
+  }
+
+  /// Producer: the stream delivered its last byte (cleanly or not).
+  public func markEnded() { ended.store(true, ordering: .releasing) }
+  /// Control, with the decoder idle: a new stream begins.
+  public func reopen() { ended.store(false, ordering: .releasing) }
+
+  public var hasEnded: Bool { ended.load(ordering: .acquiring) }
+  /// The stream ended and every byte was read.
+  public var isExhausted: Bool { hasEnded && ring.fill == 0 }
+
+  /// Consumer: copies up to `buffer.count` bytes; 0 means nothing buffered right now.
+  public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+    ring.read(into: buffer)
+  }
+}
+
+/// The decoder thread's view of the output ring. The first frames a track commits publish its
+/// boundary first, so the output thread can never play a sample before it knows whose it is.
+public final class FrameOutput: @unchecked Sendable {
+  public let ring: RingBuffer
+  public let boundaries: BoundaryQueue
+  // Decoder-thread state.
+  private var trackID = 0
+  private var publishedFormat: AudioFormat?
+
+  public init(capacityFrames: Int) {
+    ring = RingBuffer(capacity: capacityFrames * OutputFrames.bytesPerFrame)
+    boundaries = BoundaryQueue()
+  }
+
+  /// Decoder thread: the next committed frames belong to a new track.
+  public func beginTrack(id: Int) {
+    trackID = id
+    publishedFormat = nil
+  }
+
+  public var freeFrames: Int { ring.space / OutputFrames.bytesPerFrame }
+  public var bufferedFrames: Int { ring.fill / OutputFrames.bytesPerFrame }
+  /// Absolute frame position of the next frame to be written.
+  public var writeFrame: Int { ring.totalWritten / OutputFrames.bytesPerFrame }
+
+  /// Contiguous space for interleaved stereo samples (count = 2 × frames).
+  public func writableSamples() -> UnsafeMutableBufferPointer<Int32> {
+    let region = ring.writableRegion()
+    let frames = region.count / OutputFrames.bytesPerFrame
+    return UnsafeMutableBufferPointer(
+      start: region.baseAddress?.assumingMemoryBound(to: Int32.self), count: frames * OutputFrames.samplesPerFrame)
+  }
+
+  /// Makes `frames` frames visible to the output; returns false (committing nothing) when the
+  /// boundary queue is full and the caller must retry later.
+  public func commit(frames: Int, format: AudioFormat) -> Bool {
+    if publishedFormat != format {
+      let boundary = TrackBoundary(
+        trackID: trackID, frame: writeFrame, format: format, isNewTrack: publishedFormat == nil)
+      guard boundaries.push(boundary) else { return false }
+      publishedFormat = format
+    }
+    ring.commitWrite(frames * OutputFrames.bytesPerFrame)
+    return true
+  }
+
+  /// True once the current track has committed a frame.
+  public var trackHasStarted: Bool { publishedFormat != nil }
+}

@@ -1,0 +1,121 @@
+import Synchronization
+
+/// A single-producer, single-consumer byte ring for the realtime path.
+///
+/// The producer alone advances `written`, the consumer alone advances `consumed`; each publishes
+/// its counter with release ordering and reads the other's with acquire ordering, so neither side
+/// ever takes a lock or allocates. Counters only grow (64-bit: no wrap in practice); positions in
+/// the storage are the counters modulo the capacity. Both sides work through contiguous regions,
+/// so a wrap costs one extra call, never a copy.
+///
+/// `@unchecked Sendable`: the storage is shared raw memory; the discipline above (one producer
+/// thread, one consumer thread, regions touched only between `…Region()` and `commit…()`) is what
+/// makes it safe.
+public final class RingBuffer: @unchecked Sendable {
+  public let capacity: Int
+  private let storage: UnsafeMutableRawBufferPointer
+  private let written = Atomic<Int>(0)
+  private let consumed = Atomic<Int>(0)
+
+  /// `capacity` should be a multiple of the largest item (a frame), so wraps fall on item boundaries.
+  public init(capacity: Int) {
+    precondition(capacity > 0)
+    self.capacity = capacity
+    storage = .allocate(byteCount: capacity, alignment: 16)
+    // Pre-fault the pages now rather than on the realtime path.
+    storage.initializeMemory(as: UInt8.self, repeating: 0)
+  }
+
+  deinit {
+    storage.deallocate()
+  }
+
+  /// Bytes written and not yet consumed.
+  public var fill: Int { written.load(ordering: .acquiring) - consumed.load(ordering: .acquiring) }
+  public var space: Int { capacity - fill }
+  /// Every byte ever written: a position on the producer's side.
+  public var totalWritten: Int { written.load(ordering: .acquiring) }
+  /// Every byte ever consumed: a position on the consumer's side.
+  public var totalConsumed: Int { consumed.load(ordering: .acquiring) }
+
+  // MARK: Producer
+
+  /// The contiguous free space at the write position (may be shorter than `space` at the wrap).
+  public func writableRegion() -> UnsafeMutableRawBufferPointer {
+    let w = written.load(ordering: .relaxed)
+    let r = consumed.load(ordering: .acquiring)
+    let free = capacity - (w - r)
+    let offset = w % capacity
+    let count = min(free, capacity - offset)
+    return UnsafeMutableRawBufferPointer(rebasing: storage[offset..<offset + count])
+  }
+
+  public func commitWrite(_ count: Int) {
+    let w = written.load(ordering: .relaxed)
+    written.store(w + count, ordering: .releasing)
+  }
+
+  /// Copies as much of `bytes` as fits; returns how many bytes were taken.
+  @discardableResult
+  public func write(_ bytes: UnsafeRawBufferPointer) -> Int {
+    var taken = 0
+    while taken < bytes.count {
+      let region = writableRegion()
+      guard region.count > 0 else { break }
+      let n = min(region.count, bytes.count - taken)
+      region.baseAddress!.copyMemory(from: bytes.baseAddress! + taken, byteCount: n)
+      commitWrite(n)
+      taken += n
+    }
+    return taken
+  }
+
+  // MARK: Consumer
+
+  /// The contiguous readable bytes at the read position (may be shorter than `fill` at the wrap).
+  public func readableRegion() -> UnsafeRawBufferPointer {
+    let r = consumed.load(ordering: .relaxed)
+    let w = written.load(ordering: .acquiring)
+    let offset = r % capacity
+    let count = min(w - r, capacity - offset)
+    return UnsafeRawBufferPointer(rebasing: storage[offset..<offset + count])
+  }
+
+  public func commitRead(_ count: Int) {
+    let r = consumed.load(ordering: .relaxed)
+    consumed.store(r + count, ordering: .releasing)
+  }
+
+  /// Copies up to `destination.count` bytes out; returns how many.
+  public func read(into destination: UnsafeMutableRawBufferPointer) -> Int {
+    var copied = 0
+    while copied < destination.count {
+      let region = readableRegion()
+      guard region.count > 0 else { break }
+      let n = min(region.count, destination.count - copied)
+      (destination.baseAddress! + copied).copyMemory(from: region.baseAddress!, byteCount: n)
+      commitRead(n)
+      copied += n
+    }
+    return copied
+  }
+
+  /// Consumer side: drops everything up to the producer's position at the time of the call.
+  /// Returns the number of bytes dropped.
+  @discardableResult
+  public func discardAll() -> Int {
+    let w = written.load(ordering: .acquiring)
+    let r = consumed.load(ordering: .relaxed)
+    consumed.store(w, ordering: .releasing)
+    return w - r
+  }
+
+  /// Consumer side: drops the bytes from position `start` (≥ the read position) to the end, as far
+  /// as the producer had written them. Only valid while the producer is stopped.
+  public func truncate(toPosition position: Int) {
+    let r = consumed.load(ordering: .relaxed)
+    precondition(position >= r)
+    let w = written.load(ordering: .acquiring)
+    written.store(min(w, position), ordering: .releasing)
+  }
+}

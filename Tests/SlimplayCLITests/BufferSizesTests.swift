@@ -1,0 +1,31 @@
+import SlimplayCLI
+import Testing
+
+@Suite("-b buffer sizes")
+struct BufferSizesTests {
+  @Test func streamAndOutputInKB() throws {
+    let b = try settings(["-b", "1024:2048"]).buffers
+    #expect(b.streamBytes == 1024 * 1024)
+    #expect(b.outputBytes == 2048 * 1024)
+  }
+
+  @Test func defaultsMatchSqueezelite() {
+    let b = BufferSizes()
+    #expect(b.streamBytes == 2_097_152)
+    #expect(b.outputBytes == 3_528_000)
+  }
+
+  @Test func oneFieldOrAnEmptyField() throws {
+    let streamOnly = try BufferSizes(parsing: "512")
+    #expect(streamOnly.streamBytes == 512 * 1024)
+    #expect(streamOnly.outputBytes == 3_528_000)
+    let outputOnly = try BufferSizes(parsing: ":4096")
+    #expect(outputOnly.streamBytes == 2_097_152)
+    #expect(outputOnly.outputBytes == 4096 * 1024)
+  }
+
+  @Test(arguments: ["32", "1024:10", "1:2:3", "x:y", "-5"])
+  func badSizesThrow(_ text: String) {
+    #expect(throws: OptionError.self) { try BufferSizes(parsing: text) }
+  }
+}

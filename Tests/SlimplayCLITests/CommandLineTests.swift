@@ -1,0 +1,103 @@
+import SlimConnection
+import SlimProto
+import SlimplayCLI
+import Testing
+
+@Suite("Command line: server, identity, output")
+struct CommandLineTests {
+  @Test func defaults() throws {
+    let s = try settings([])
+    #expect(s.server == nil)
+    #expect(s.discoveryTarget == ServerAddress(host: "255.255.255.255", port: 3483))
+    #expect(s.mac == nil)
+    #expect(s.name == nil)
+    #expect(s.nameFile == nil)
+    #expect(s.modelName == "SlimPlay")
+    #expect(s.output == .alsa("default"))
+    #expect(s.outputParameters == OutputParameters())
+    #expect(s.buffers == BufferSizes())
+    #expect(s.codecs == [.flac, .opus, .mp3, .pcm])
+    #expect(s.rates == nil)
+    #expect(s.idleCloseSeconds == nil)
+    #expect(s.serverTimeoutSeconds == 35)
+    #expect(s == PlayerSettings())
+  }
+
+  @Test func serverHostAndPort() throws {
+    #expect(try settings(["-s", "192.168.1.2:3484"]).server == ServerAddress(host: "192.168.1.2", port: 3484))
+    #expect(try settings(["-s", "lms.local"]).server == ServerAddress(host: "lms.local", port: 3483))
+  }
+
+  @Test(arguments: ["lms:0", "lms:99999", "lms:", ""])
+  func badServerThrows(_ text: String) {
+    #expect(throws: (any Error).self) { try settings(["-s", text]) }
+    #expect(errorMessage(["-s", text])?.contains("-s") == true)
+  }
+
+  @Test func discoverTo() throws {
+    #expect(try settings(["--discover-to", "192.168.1.255"]).discoveryTarget == ServerAddress(host: "192.168.1.255"))
+    #expect(throws: (any Error).self) { try settings(["--discover-to", "x:y"]) }
+  }
+
+  @Test func nameAndNameFile() throws {
+    let s = try settings(["-n", "Kitchen", "-N", "/var/lib/slimplay/name"])
+    #expect(s.name == "Kitchen")
+    #expect(s.nameFile == "/var/lib/slimplay/name")
+  }
+
+  @Test func modelName() throws {
+    #expect(try settings(["-M", "Den"]).modelName == "Den")
+  }
+
+  @Test func validMAC() throws {
+    #expect(try settings(["-m", "00:11:22:33:44:55"]).mac == MACAddress("00:11:22:33:44:55"))
+    #expect(try settings(["-m", "AA-BB-CC-DD-EE-FF"]).mac?.description == "aa:bb:cc:dd:ee:ff")
+  }
+
+  @Test(arguments: ["00:11:22:33:44", "00:11:22:33:44:zz", "001122334455", "nonsense"])
+  func invalidMACThrows(_ text: String) {
+    #expect(throws: (any Error).self) { try settings(["-m", text]) }
+    #expect(errorMessage(["-m", text])?.contains("invalid -m") == true)
+  }
+
+  @Test func outputTargets() throws {
+    #expect(try settings(["-o", "-"]).output == .standardOutput)
+    #expect(try settings(["-o", "null"]).output == .null)
+    #expect(try settings(["-o", "hw:0"]).output == .alsa("hw:0"))
+    #expect(try settings(["-o", "pulse"]).output == .alsa("pulse"))
+    #expect(OutputTarget("-") == .standardOutput)
+    #expect(OutputTarget("hw:1,0") == .alsa("hw:1,0"))
+  }
+
+  @Test func listDevicesFlag() throws {
+    #expect(try settings(["-l"]).listDevices)
+    #expect(try !settings([]).listDevices)
+  }
+
+  @Test func idleCloseAndServerTimeout() throws {
+    let s = try settings(["-C", "30", "--server-timeout", "60", "-P", "/run/slimplay.pid"])
+    #expect(s.idleCloseSeconds == 30)
+    #expect(s.serverTimeoutSeconds == 60)
+    #expect(s.pidFile == "/run/slimplay.pid")
+    #expect(throws: (any Error).self) { try settings(["-C", "-1"]) }
+    #expect(throws: (any Error).self) { try settings(["--server-timeout", "0"]) }
+  }
+
+  @Test func unknownFlagThrows() {
+    #expect(throws: (any Error).self) { try settings(["-Z"]) }
+  }
+
+  @Test func versionFlag() throws {
+    let version = SlimplayCommand.configuration.version
+    #expect(!version.isEmpty)
+    #expect(SlimplayCommand.configuration.commandName == "slimplay")
+    // --version ends parsing with a clean exit that prints the version.
+    do {
+      _ = try SlimplayCommand.parse(["--version"])
+      Issue.record("--version did not stop parsing")
+    } catch {
+      #expect(SlimplayCommand.exitCode(for: error).rawValue == 0)
+      #expect(SlimplayCommand.message(for: error) == version)
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from lms import LoopbackServer  # noqa: E402
+from player import PlayerProcess  # noqa: E402
+
+
+@pytest.fixture
+def server():
+    lms = LoopbackServer()
+    lms.start()
+    yield lms
+    lms.close()
+
+
+@pytest.fixture
+def start_player(tmp_path, request):
+    """Starts slimplay processes; each keeps its log in the test's folder and stops at the end."""
+    players: list[PlayerProcess] = []
+
+    def start(*args: str, name: str = "player") -> PlayerProcess:
+        log = tmp_path / f"{name}-{len(players)}.log"
+        player = PlayerProcess(["--state-dir", str(tmp_path / "state"), *args], log)
+        players.append(player)
+        return player
+
+    yield start
+    for player in players:
+        player.stop()
+    if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:
+        for player in players:
+            print(f"--- {player.log_path.name}\n{player.log()}")
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)

@@ -1,0 +1,58 @@
+"""Runs the real slimplay binary as a child process and keeps its log."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+
+def binary_path() -> str:
+    path = os.environ.get("SLIMPLAY_BIN")
+    if path:
+        return path
+    root = Path(__file__).resolve().parents[2]
+    for candidate in (root / ".build/release/slimplay", root / ".build/debug/slimplay"):
+        if candidate.exists():
+            return str(candidate)
+    raise RuntimeError("slimplay binary not found: build it or set SLIMPLAY_BIN")
+
+
+class PlayerProcess:
+    def __init__(self, args: list[str], log_path: Path, stdout=subprocess.DEVNULL):  # noqa: ANN001
+        self.args = [binary_path(), *args]
+        self.log_path = log_path
+        self._log = open(log_path, "ab")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            self.args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=self._log
+        )
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def log(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def wait_for_log(self, text: str, timeout: float, after: int = 0) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log()[after:]:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def stop(self, timeout: float = 5) -> int:
+        if self.alive:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        return self.process.returncode

@@ -1,0 +1,69 @@
+"""The player registers with a real SlimProto server and keeps the connection."""
+
+import struct
+import time
+
+from aioslimproto.models import EventType
+
+MAC = "02:11:22:33:44:55"
+
+
+def test_server_sees_model_firmware_name_and_formats(server, start_player):
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-n", "Lounge", "-o", "null")
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+    assert client.device_type == "squeezeplay"  # device id 12
+    assert client.device_model == "SlimPlay"  # aioslimproto shows ModelName
+    assert client.firmware and client.firmware[0].isdigit()
+    assert server.wait_for(lambda: client.name == "Lounge", timeout=3)
+
+    hello = server.recorder.hellos[0]
+    assert hello.device_id == 12
+    assert hello.mac == MAC
+    assert not hello.reconnect
+    assert hello.bytes_received == 0
+    assert len(hello.raw) == 36 + len(hello.capabilities)
+    caps = hello.capabilities.split(",")
+    assert "Model=slimplay" in caps
+    assert "ModelName=SlimPlay" in caps
+    assert "AccuratePlayPoints=1" in caps
+    assert any(c.startswith("MaxSampleRate=") and int(c.split("=")[1]) >= 44100 for c in caps)
+    formats = [c for c in caps if "=" not in c]
+    assert formats == ["flc", "ops", "mp3", "aif", "pcm"]
+
+
+def test_codec_flags_change_the_offered_formats(server, start_player):
+    start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "-c", "mp3,flac", "-M", "Shelf")
+    assert server.wait_for(lambda: server.recorder.hellos, timeout=5)
+    caps = server.recorder.hellos[0].capabilities.split(",")
+    assert [c for c in caps if "=" not in c] == ["mp3", "flc"]
+    assert "ModelName=Shelf" in caps
+
+
+def test_heartbeats_for_sixty_seconds(server, start_player):
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null")
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client
+    time.sleep(60)
+    assert player.alive
+    assert server.player(MAC) is client, "the connection was replaced"
+    assert not server.recorder.events_of(EventType.PLAYER_DISCONNECTED)
+    assert len(server.recorder.hellos) == 1
+    heartbeats = [s for s in server.recorder.stats if s.event == "STMt"]
+    # aioslimproto sends `strm t` every 5 s with a counter as the timestamp: each is echoed.
+    assert len(heartbeats) >= 11
+    echoed = [s.server_timestamp for s in heartbeats]
+    assert echoed[:11] == list(range(1, 12))
+    for stat in heartbeats:
+        assert len(stat.raw) == 53
+        assert struct.unpack("!H", stat.raw[23:25])[0] == 0xFFFF  # wired
+
+
+def test_strm_q_is_answered_with_stmf(server, start_player):
+    start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null")
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    before = len(server.recorder.stats)
+    server.call(lambda: client._send_strm(b"q", flags=0))
+    assert server.wait_for(
+        lambda: any(s.event == "STMf" for s in server.recorder.stats[before:]), timeout=3
+    )

@@ -1,0 +1,53 @@
+# Shared by the scripts: where things are and how to install them. Source it, do not run it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+
+# Debian packages: C libraries the player links, and tools the tests use.
+RUNTIME_PACKAGES=(pkg-config libasound2-dev libflac-dev libopus-dev libopusfile-dev libogg-dev libmpg123-dev)
+TEST_PACKAGES=(python3 python3-venv sox flac lame mpg123 opus-tools squeezelite procps)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# Installs the Debian packages that are missing (apt-get update first, once).
+ensure_packages() {
+  local missing=()
+  for package in "$@"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+ensure_swift() {
+  if ! command -v swift >/dev/null 2>&1; then
+    for dir in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+      [ -x "$dir/swift" ] && export PATH="$dir:$PATH" && break
+    done
+  fi
+  command -v swift >/dev/null 2>&1 || { echo "error: a Swift 6 toolchain is needed (swift not found)" >&2; exit 1; }
+}
+
+# The release binary: optimised, Swift runtime linked in statically.
+build_release() {
+  ensure_swift
+  log "building slimplay (release)"
+  (cd "$ROOT" && swift build -c release --static-swift-stdlib --product slimplay >&2)
+  echo "$ROOT/.build/release/slimplay"
+}
+
+ensure_venv() {
+  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aioslimproto, pytest' 2>/dev/null; then
+    log "creating the test venv with aioslimproto 3.3.0"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/Tests/integration/requirements.txt"
+  fi
+}

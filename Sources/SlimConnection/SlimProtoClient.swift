@@ -119,7 +119,6 @@ public final class SlimProtoClient: @unchecked Sendable {
     let logger = self.logger
     ClientBootstrap(group: eventLoop)
       .connectTimeout(configuration.connectTimeout)
-      .channelOption(.socketOption(.tcp_nodelay), value: 1)
       .channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
           try channel.pipeline.syncOperations.addHandlers(
@@ -138,6 +137,11 @@ public final class SlimProtoClient: @unchecked Sendable {
             return
           }
           self.channel = channel
+          // Small frames should leave at once; some sandboxes refuse the option to ordinary users,
+          // which must not cost the connection.
+          channel.setOption(.socketOption(.tcp_nodelay), value: 1).whenFailure { error in
+            logger.debug("TCP_NODELAY not set: \(error)")
+          }
           self.session.connected(to: server)
           self.session.transmit = { [weak channel] message in
             channel?.writeAndFlush(message, promise: nil)

@@ -68,6 +68,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
 
+    # squeezelite keeps its output open and writes silence while stopped; `-o -` into a discarding
+    # reader or ALSA's unpaced null PCM makes that a busy loop. Idle means output closed: `-C 1`.
     # As root, squeezelite mlockall()s every mapped page (195 MB for Debian's build): measure both
     # players as an ordinary user would run them.
     prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
@@ -75,7 +77,7 @@ def main() -> None:
     server.start()
     players = {
         "slimplay": lambda port: [*prefix, args.slimplay, "--state-dir", "/tmp/slimplay-footprint", "-s", f"127.0.0.1:{port}", "-m", "02:00:00:00:00:01", "-o", "null"],
-        "squeezelite": lambda port: [*prefix, args.squeezelite, "-s", f"127.0.0.1:{port}", "-m", "02:00:00:00:00:02", "-o", "-"],
+        "squeezelite": lambda port: [*prefix, args.squeezelite, "-s", f"127.0.0.1:{port}", "-m", "02:00:00:00:00:02", "-o", "null", "-C", "1"],
     }
     macs = {"slimplay": "02:00:00:00:00:01", "squeezelite": "02:00:00:00:00:02"}
     results: dict[str, list[dict]] = {name: [] for name in players}

@@ -174,12 +174,18 @@ class LoopbackServer:
             self._udp.close()
             self._udp = None
         if self.server:
+            # Stop accepting first: a player reconnecting within aioslimproto's own stop() would
+            # otherwise land on a half-closed server and stay attached to it.
+            listener = self.server._server
+            if listener:
+                listener.close()
             for client in list(self.server._players.values()):
                 client.disconnect()
+            for client in list(self.server._players.values()):
+                client._writer.transport.abort()
             await asyncio.sleep(0.1)
-            if self.server._server:
-                self.server._server.close()
-                await self.server._server.wait_closed()
+            if listener:
+                await listener.wait_closed()
             self.server = None
 
     def close(self) -> None:

@@ -39,18 +39,47 @@ let package = Package(
       ],
       swiftSettings: strict),
 
+    // Linux calls Swift's Glibc module does not export (eventfd, thread names).
+    .target(name: "CSupport"),
+
     // Lock-free rings and the shared audio types of the realtime path.
-    .target(name: "AudioBuffers", swiftSettings: strict),
+    .target(name: "AudioBuffers", dependencies: ["CSupport"], swiftSettings: strict),
 
+    // Codec wrappers: FLAC, MP3, Opus, PCM (WAV/AIFF/raw) into 32-bit stereo frames.
+    .target(
+      name: "Decoders", dependencies: ["AudioBuffers", "CFLAC", "CMPG123", "COpus"],
+      swiftSettings: strict),
 
-    // Audio output devices (ALSA).
-    .target(name: "AudioOutput", dependencies: ["CALSA"], swiftSettings: strict),
+    // Output devices (ALSA, stdout, paced null) and the output thread.
+    .target(name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA"], swiftSettings: strict),
+
+    // HTTP stream fetch for `strm s`: request sent verbatim, ICY metadata, backpressure.
+    .target(
+      name: "StreamFetch",
+      dependencies: [
+        "AudioBuffers", "SlimProto",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
+
+    // The playback engine: stream → decoder thread → output thread, and the STAT events.
+    .target(
+      name: "Playback",
+      dependencies: [
+        "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "StreamFetch",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
 
     // Command line, configuration and logging: wires the modules together.
     .target(
       name: "SlimplayCLI",
       dependencies: [
         "AudioOutput",
+        "Playback",
         "SlimConnection",
         "SlimProto",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -63,6 +92,7 @@ let package = Package(
     .executableTarget(name: "slimplay", dependencies: ["SlimplayCLI"], swiftSettings: strict),
 
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
+    .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",

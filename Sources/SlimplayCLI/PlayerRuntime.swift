@@ -4,6 +4,7 @@ import Dispatch
 import Logging
 import NIOCore
 import NIOPosix
+import Playback
 import SlimConnection
 import SlimProto
 
@@ -47,9 +48,9 @@ struct PlayerRuntime {
 
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let loop = group.next()
-    let engine = TransportOnlyEngine(
-      maximumSampleRate: maximumSampleRate(),
-      logger: Logger(label: LogConfiguration.Category.output.rawValue))
+    // The engine resolves `strm s` server IP 0 to the session's server, known only once connected.
+    let sessionRef = SessionReference()
+    let engine = makeEngine(eventLoop: loop, controlServer: { sessionRef.session?.server })
     let session = PlayerSession(
       identity: identity, name: name, nameStore: nameStore, engine: engine, logger: logger)
     let client = SlimProtoClient(
@@ -58,6 +59,7 @@ struct PlayerRuntime {
         discovery: ServerDiscovery(target: settings.discoveryTarget),
         serverTimeout: .seconds(Int64(settings.serverTimeoutSeconds))),
       session: session, eventLoop: loop, logger: logger)
+    sessionRef.session = session
 
     let signals = [SIGINT, SIGTERM].map { number in
       signal(number, SIG_IGN)
@@ -73,6 +75,30 @@ struct PlayerRuntime {
     try client.stopped.wait()
     signals.forEach { $0.cancel() }
     try group.syncShutdownGracefully()
+  }
+
+  /// The audio pipeline with the output `-o` names.
+  private func makeEngine(eventLoop: any EventLoop, controlServer: @escaping () -> ServerAddress?) -> any PlaybackEngine
+  {
+    let device: any OutputDevice
+    let format = settings.outputParameters.format?.deviceFormat
+    switch settings.output {
+    case .standardOutput:
+      device = StandardOutput(format: format ?? .s32)
+    case .null:
+      device = NullOutput()
+    case .alsa(let name):
+      device = ALSAOutput(
+        name: name,
+        parameters: .init(
+          buffer: settings.outputParameters.buffer, period: settings.outputParameters.period, format: format))
+    }
+    return StreamingEngine(
+      configuration: .init(
+        streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: settings.buffers.outputBytes,
+        maximumSampleRate: maximumSampleRate()),
+      device: device, eventLoop: eventLoop, controlServer: controlServer,
+      logger: Logger(label: LogConfiguration.Category.stream.rawValue))
   }
 
   /// The highest rate the output can play natively: the `-r` list when given; for ALSA the
@@ -106,4 +132,19 @@ enum Environment {
     }
     return values
   }
+}
+
+extension OutputParameters.SampleFormat {
+  var deviceFormat: SampleFormat {
+    switch self {
+    case .s16: .s16
+    case .s24: .s24
+    case .s24_3: .s24_3
+    case .s32: .s32
+    }
+  }
+}
+
+private final class SessionReference {
+  weak var session: PlayerSession?
 }

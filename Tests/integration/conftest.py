@@ -1,3 +1,4 @@
+import subprocess
 import sys
 from pathlib import Path
 
@@ -6,7 +7,20 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from lms import LoopbackServer  # noqa: E402
+from media import Media, MediaServer  # noqa: E402
 from player import PlayerProcess  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def media(tmp_path_factory):
+    return Media(tmp_path_factory.mktemp("media"))
+
+
+@pytest.fixture
+def media_server(media):
+    served = MediaServer(media.folder)
+    yield served
+    served.close()
 
 
 @pytest.fixture
@@ -22,9 +36,10 @@ def start_player(tmp_path, request):
     """Starts slimplay processes; each keeps its log in the test's folder and stops at the end."""
     players: list[PlayerProcess] = []
 
-    def start(*args: str, name: str = "player") -> PlayerProcess:
+    def start(*args: str, name: str = "player", capture: bool = False) -> PlayerProcess:
         log = tmp_path / f"{name}-{len(players)}.log"
-        player = PlayerProcess(["--state-dir", str(tmp_path / "state"), *args], log)
+        stdout = subprocess.PIPE if capture else subprocess.DEVNULL
+        player = PlayerProcess(["--state-dir", str(tmp_path / "state"), *args], log, stdout=stdout)
         players.append(player)
         return player
 

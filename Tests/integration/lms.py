@@ -76,6 +76,7 @@ class Recorder:
 
     hellos: list[Hello] = field(default_factory=list)
     stats: list[Stat] = field(default_factory=list)
+    disconnects: list[int] = field(default_factory=list)
     events: list[tuple[float, EventType, str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -90,6 +91,7 @@ class Recorder:
 
 _original_helo = SlimClient._process_helo
 _original_stat = SlimClient._process_stat
+_original_dsco = SlimClient._process_dsco
 # Recorders by the server socket's (host, port), so several servers can run in one process.
 _recorders: dict[tuple[str, int], Recorder] = {}
 
@@ -120,6 +122,14 @@ def _install_recording_hooks() -> None:
                 recorder.stats.append(Stat(event, timestamp, bytes(data), time.monotonic()))
         await _original_stat(self, data)
 
+    def process_dsco(self: SlimClient, data: bytes) -> None:
+        recorder = _recorder_of(self)
+        if recorder is not None and data:
+            with recorder.lock:
+                recorder.disconnects.append(data[0])
+        _original_dsco(self, data)
+
+    SlimClient._process_dsco = process_dsco
     SlimClient._process_helo = process_helo
     SlimClient._process_stat = process_stat
     SlimClient._slimplay_hooked = True

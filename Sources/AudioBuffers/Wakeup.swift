@@ -1,0 +1,90 @@
+import CSupport
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Lets a realtime thread sleep until there is work, without polling. Built on an eventfd:
+/// `signal()` is one `write`, and only when the sleeper said it is waiting, so a busy producer
+/// makes no system calls at all.
+public final class Wakeup: @unchecked Sendable {
+  private let fd: Int32
+  private let sleeping = Atomic<Bool>(false)
+
+  public init() {
+    fd = slimplay_eventfd()
+    precondition(fd >= 0, "eventfd failed")
+  }
+
+  deinit {
+    close(fd)
+  }
+
+  public func signal() {
+    guard sleeping.load(ordering: .acquiring) else { return }
+    var one: UInt64 = 1
+    _ = write(fd, &one, 8)
+  }
+
+  /// Unconditional wake-up, for commands (rare, must never be missed).
+  public func signalAlways() {
+    var one: UInt64 = 1
+    _ = write(fd, &one, 8)
+  }
+
+  /// Sleeps until signalled or `timeoutMilliseconds` pass (-1 = no limit). `stillIdle` is checked
+  /// after announcing the sleep, so a signal sent between the caller's last check and the sleep
+  /// is never lost.
+  public func wait(timeoutMilliseconds: Int32, stillIdle: () -> Bool = { true }) {
+    sleeping.store(true, ordering: .releasing)
+    defer { sleeping.store(false, ordering: .releasing) }
+    guard stillIdle() else { return }
+    var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+    let ready = poll(&descriptor, 1, timeoutMilliseconds)
+    if ready > 0 {
+      var value: UInt64 = 0
+      _ = read(fd, &value, 8)
+    }
+  }
+}
+
+/// Starts a detached POSIX thread with a small stack (Swift's default 8 MB per thread would show
+/// in RSS once pages are locked) running `body`.
+public enum RealtimeThread {
+  public static func start(name: String, stackBytes: Int = 256 * 1024, _ body: @escaping @Sendable () -> Void) {
+    var attributes = pthread_attr_t()
+    pthread_attr_init(&attributes)
+    pthread_attr_setstacksize(&attributes, stackBytes)
+    pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    defer { pthread_attr_destroy(&attributes) }
+    let box = Unmanaged.passRetained(ThreadBody(body, name: name)).toOpaque()
+    var thread = pthread_t()
+    let result = pthread_create(
+      &thread, &attributes,
+      { context in
+        let work = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
+        slimplay_set_thread_name(String(work.name.prefix(15)))
+        work.body()
+        return nil
+      }, box)
+    precondition(result == 0, "pthread_create failed: \(result)")
+  }
+
+  /// Asks for SCHED_FIFO at `priority`; false (and nothing changed) without the privilege.
+  @discardableResult
+  public static func makeCurrentRealtime(priority: Int32) -> Bool {
+    var parameters = sched_param(sched_priority: priority)
+    return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+  }
+}
+
+private final class ThreadBody: @unchecked Sendable {
+  let body: @Sendable () -> Void
+  let name: String
+
+  init(_ body: @escaping @Sendable () -> Void, name: String) {
+    self.body = body
+    self.name = name
+  }
+}

@@ -1,0 +1,155 @@
+import CALSA
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Plays through an ALSA PCM at the track's own rate. The device is opened by the output thread
+/// and reopened when the rate changes; xruns are recovered; a vanished device is reported so the
+/// output can retry it.
+public final class ALSAOutput: OutputDevice {
+  public struct Parameters: Sendable {
+    /// Below 500: buffer time in ms; otherwise a size in frames.
+    public var buffer = 40
+    /// Below 50: number of periods; otherwise a period size in frames.
+    public var period = 4
+    /// nil = probe S32_LE → S24_LE → S24_3LE → S16_LE.
+    public var format: SampleFormat?
+
+    public init(buffer: Int = 40, period: Int = 4, format: SampleFormat? = nil) {
+      self.buffer = buffer
+      self.period = period
+      self.format = format
+    }
+  }
+
+  public let name: String
+  private let parameters: Parameters
+  private var pcm: OpaquePointer?
+  public private(set) var sampleRate = 44100
+  public private(set) var chunkFrames = 1024
+  private var packer = SamplePacker(format: .s16)
+  private var scratch: UnsafeMutableRawBufferPointer
+
+  public init(name: String, parameters: Parameters) {
+    self.name = name
+    self.parameters = parameters
+    scratch = .allocate(byteCount: 16384 * 8, alignment: 16)
+  }
+
+  deinit {
+    close()
+    scratch.deallocate()
+  }
+
+  public var isOpen: Bool { pcm != nil }
+  public var sampleFormat: SampleFormat { packer.format }
+
+  public func open(sampleRate rate: Int) throws(OutputError) {
+    close()
+    var handle: OpaquePointer?
+    var result = snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0)
+    guard result == 0, let handle else { throw .cannotOpen(device: name, reason: alsaError(result)) }
+    var hw: OpaquePointer?
+    snd_pcm_hw_params_malloc(&hw)
+    defer { snd_pcm_hw_params_free(hw) }
+    snd_pcm_hw_params_any(handle, hw)
+    snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
+    // A `hw:` device plays only what the hardware does; anything else may resample in ALSA.
+    snd_pcm_hw_params_set_rate_resample(handle, hw, name.hasPrefix("hw:") ? 0 : 1)
+    let candidates = parameters.format.map { [$0] } ?? [.s32, .s24, .s24_3, .s16]
+    guard let format = candidates.first(where: { snd_pcm_hw_params_set_format(handle, hw, $0.alsa) == 0 }) else {
+      snd_pcm_close(handle)
+      throw .cannotOpen(device: name, reason: "no supported sample format")
+    }
+    snd_pcm_hw_params_set_channels(handle, hw, 2)
+    result = snd_pcm_hw_params_set_rate(handle, hw, UInt32(rate), 0)
+    guard result == 0 else {
+      snd_pcm_close(handle)
+      throw .cannotOpen(device: name, reason: "rate \(rate) Hz not supported: \(alsaError(result))")
+    }
+    var direction: Int32 = 0
+    if parameters.buffer < 500 {
+      var microseconds = UInt32(parameters.buffer * 1000)
+      snd_pcm_hw_params_set_buffer_time_near(handle, hw, &microseconds, &direction)
+    } else {
+      var frames = snd_pcm_uframes_t(parameters.buffer)
+      snd_pcm_hw_params_set_buffer_size_near(handle, hw, &frames)
+    }
+    if parameters.period < 50 {
+      var periods = UInt32(parameters.period)
+      snd_pcm_hw_params_set_periods_near(handle, hw, &periods, &direction)
+    } else {
+      var frames = snd_pcm_uframes_t(parameters.period)
+      snd_pcm_hw_params_set_period_size_near(handle, hw, &frames, &direction)
+    }
+    result = snd_pcm_hw_params(handle, hw)
+    guard result == 0 else {
+      snd_pcm_close(handle)
+      throw .cannotOpen(device: name, reason: alsaError(result))
+    }
+    var periodFrames: snd_pcm_uframes_t = 0
+    snd_pcm_hw_params_get_period_size(hw, &periodFrames, &direction)
+    chunkFrames = max(64, min(Int(periodFrames), scratch.count / 8))
+    pcm = handle
+    sampleRate = rate
+    packer = SamplePacker(format: format)
+  }
+
+  public func close() {
+    guard let pcm else { return }
+    snd_pcm_drain(pcm)
+    snd_pcm_close(pcm)
+    self.pcm = nil
+  }
+
+  public func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int {
+    guard let pcm else { throw .writeFailed("device not open") }
+    let frames = min(samples.count / 2, chunkFrames)
+    _ = packer.pack(UnsafeBufferPointer(rebasing: samples[0..<frames * 2]), into: scratch, dither: dither)
+    var offset = 0
+    while offset < frames {
+      let pointer = scratch.baseAddress! + offset * packer.format.bytesPerFrame
+      let written = snd_pcm_writei(pcm, pointer, snd_pcm_uframes_t(frames - offset))
+      if written >= 0 {
+        offset += written
+        continue
+      }
+      let code = Int32(written)
+      if code == -ENODEV || code == -EBADFD {
+        throw .disconnected(alsaError(code))
+      }
+      // Underrun (-EPIPE) or suspend (-ESTRPIPE): recover and go on.
+      let recovered = snd_pcm_recover(pcm, code, 1)
+      if recovered < 0 { throw .writeFailed(alsaError(recovered)) }
+    }
+    return frames
+  }
+
+  public func delayFrames() -> Int {
+    guard let pcm else { return 0 }
+    var delay: snd_pcm_sframes_t = 0
+    return snd_pcm_delay(pcm, &delay) == 0 ? max(0, delay) : 0
+  }
+
+  public func discardQueued() {
+    guard let pcm else { return }
+    snd_pcm_drop(pcm)
+    snd_pcm_prepare(pcm)
+  }
+}
+
+extension SampleFormat {
+  var alsa: snd_pcm_format_t {
+    switch self {
+    case .s32: SND_PCM_FORMAT_S32_LE
+    case .s24: SND_PCM_FORMAT_S24_LE
+    case .s24_3: SND_PCM_FORMAT_S24_3LE
+    case .s16: SND_PCM_FORMAT_S16_LE
+    }
+  }
+}
+
+func alsaError(_ code: Int32) -> String {
+  String(cString: snd_strerror(code))
+}

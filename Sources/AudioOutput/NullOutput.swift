@@ -1,0 +1,55 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Discards audio, but at real time: each write sleeps until its frames would have been heard,
+/// against an absolute clock so rounding never accumulates.
+public final class NullOutput: OutputDevice {
+  public let name = "null"
+  public private(set) var isOpen = false
+  public private(set) var sampleRate = 44100
+  public var chunkFrames: Int { max(256, sampleRate / 50) }
+  /// Absolute time (CLOCK_MONOTONIC ns) at which everything written so far is heard.
+  private var playedUntil: UInt64 = 0
+
+  public init() {}
+
+  public func open(sampleRate: Int) throws(OutputError) {
+    self.sampleRate = sampleRate
+    isOpen = true
+    playedUntil = now()
+  }
+
+  public func close() { isOpen = false }
+
+  public func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int {
+    let frames = samples.count / 2
+    let current = now()
+    // After a pause or an underrun the device would have run dry: restart the clock.
+    if playedUntil < current { playedUntil = current }
+    // Keep one chunk queued, like a device buffer, then wait for the oldest to be heard.
+    let ahead = UInt64(chunkFrames) * 1_000_000_000 / UInt64(sampleRate)
+    if playedUntil > current + ahead { sleep(until: playedUntil - ahead) }
+    playedUntil += UInt64(frames) * 1_000_000_000 / UInt64(sampleRate)
+    return frames
+  }
+
+  public func delayFrames() -> Int {
+    let current = now()
+    guard playedUntil > current else { return 0 }
+    return Int((playedUntil - current) * UInt64(sampleRate) / 1_000_000_000)
+  }
+
+  public func discardQueued() { playedUntil = now() }
+
+  private func now() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+  }
+
+  private func sleep(until deadline: UInt64) {
+    var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+  }
+}

@@ -1,0 +1,32 @@
+public enum OutputError: Error, Equatable, CustomStringConvertible {
+  case cannotOpen(device: String, reason: String)
+  case writeFailed(String)
+  /// The device went away (unplugged USB DAC); the output retries opening it.
+  case disconnected(String)
+
+  public var description: String {
+    switch self {
+    case .cannotOpen(let device, let reason): "cannot open \(device): \(reason)"
+    case .writeFailed(let reason): "write failed: \(reason)"
+    case .disconnected(let reason): "device disconnected: \(reason)"
+    }
+  }
+}
+
+/// A sink for interleaved stereo 32-bit frames. Used by the output thread only.
+public protocol OutputDevice: AnyObject {
+  var name: String { get }
+  var isOpen: Bool { get }
+  var sampleRate: Int { get }
+  /// Frames per write that suit the device (its period).
+  var chunkFrames: Int { get }
+  /// Opens at `sampleRate`, or reopens if the rate changed.
+  func open(sampleRate: Int) throws(OutputError)
+  func close()
+  /// Writes frames, blocking as a real device paces. Returns frames taken.
+  func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int
+  /// Frames written and not yet heard.
+  func delayFrames() -> Int
+  /// Drops what is queued (pause or flush), so the device is ready to start again.
+  func discardQueued()
+}

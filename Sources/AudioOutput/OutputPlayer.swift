@@ -1,0 +1,338 @@
+import AudioBuffers
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// What the output thread tells the engine (delivered through `onEvent`, off the audio thread's
+/// critical path).
+public enum OutputEvent: Equatable, Sendable {
+  /// The first frame of a track is being written to the device (STMs).
+  case trackStarted(trackID: Int)
+  /// The output buffer ran empty while playing (STMo or STMu, the engine decides).
+  case ranDry
+  /// The device failed; the player retries it.
+  case deviceFailed(String)
+}
+
+/// Where playback is, for STAT: frames of the current track written, the device delay then, and
+/// when that was measured.
+public struct PlayPosition: Equatable, Sendable {
+  public var trackID = -1
+  public var framesPlayed = 0
+  public var delayFrames = 0
+  public var measuredAtNanoseconds: UInt64 = 0
+  public var sampleRate = 44100
+  public var isRunning = false
+
+  /// Milliseconds of the current track heard by now (squeezelite's formula).
+  public func elapsedMilliseconds(now: UInt64) -> Int {
+    let heard = max(0, framesPlayed - delayFrames)
+    var ms = heard * 1000 / max(1, sampleRate)
+    if isRunning, now > measuredAtNanoseconds { ms += Int((now - measuredAtNanoseconds) / 1_000_000) }
+    return ms
+  }
+}
+
+/// The output thread: takes frames from the output ring, applies gain, switches tracks exactly
+/// at their boundaries and writes to the device. It takes no lock across a system call and
+/// allocates nothing per buffer; the control side talks to it through `requests`.
+public final class OutputPlayer: @unchecked Sendable {
+  public enum StartCondition: Equatable, Sendable {
+    /// Once this many tenths of a second are buffered (or `startNow` comes).
+    case buffered(tenths: Int)
+    case now
+    /// At this CLOCK_MONOTONIC time (ns): silence until then (sync start).
+    case at(nanoseconds: UInt64)
+  }
+
+  private enum RunState: Equatable {
+    case stopped
+    case waiting(StartCondition)
+    case running
+    case paused
+  }
+
+  private struct Requests {
+    var start: StartCondition?
+    var pause = false
+    var stop = false
+    /// Drop everything buffered.
+    var flushAll = false
+    /// Drop frames from this absolute frame on (the prefetched next track).
+    var flushFrom: Int?
+    var silenceMilliseconds = 0
+    var skipMilliseconds = 0
+    var gain: (left: UInt32, right: UInt32)?
+    var acknowledge = false
+  }
+
+  private let output: FrameOutput
+  private let device: any OutputDevice
+  private let wakeup = Wakeup()
+  private let requests = Mutex(Requests())
+  private let acknowledged: UnsafeMutablePointer<sem_t>
+  private let position = Mutex(PlayPosition())
+  /// Called on the output thread; keep it short (the engine hops to its event loop).
+  private let onEvent: @Sendable (OutputEvent) -> Void
+  /// Signalled when frames were consumed, so the decoder can refill.
+  private let consumed: Wakeup
+
+  // Output-thread state.
+  private var state = RunState.stopped
+  private var gain: (left: UInt32, right: UInt32) = (GainStage.unity, GainStage.unity)
+  private var silenceFrames = 0
+  private var skipFrames = 0
+  private var framesPlayed = 0
+  private var trackID = -1
+  private var reportedDry = false
+  private let silence: UnsafeMutableBufferPointer<Int32>
+
+  public init(
+    output: FrameOutput, device: any OutputDevice, consumed: Wakeup,
+    onEvent: @escaping @Sendable (OutputEvent) -> Void
+  ) {
+    self.output = output
+    self.device = device
+    self.consumed = consumed
+    self.onEvent = onEvent
+    acknowledged = .allocate(capacity: 1)
+    sem_init(acknowledged, 0, 0)
+    silence = .allocate(capacity: 2 * 4096)
+    silence.initialize(repeating: 0)
+  }
+
+  deinit {
+    sem_destroy(acknowledged)
+    acknowledged.deallocate()
+    silence.deallocate()
+  }
+
+  public func startThread() {
+    RealtimeThread.start(name: "slimplay-output") { [self] in
+      RealtimeThread.makeCurrentRealtime(priority: 45)
+      run()
+    }
+  }
+
+  // MARK: Control side (any thread)
+
+  public func start(_ condition: StartCondition) { post { $0.start = condition } }
+  public func pause() { post { $0.pause = true } }
+  public func setGain(left: UInt32, right: UInt32) { post { $0.gain = (left, right) } }
+  public func insertSilence(milliseconds: Int) { post { $0.silenceMilliseconds += milliseconds } }
+  public func skip(milliseconds: Int) { post { $0.skipMilliseconds += milliseconds } }
+
+  /// Stops and drops everything buffered; returns once the output thread has done it. The decoder
+  /// must be parked (it produces into the ring being emptied).
+  public func stopAndFlush() {
+    post {
+      $0.stop = true
+      $0.flushAll = true
+      $0.acknowledge = true
+    }
+    sem_wait(acknowledged)
+  }
+
+  /// Drops frames from `frame` on, keeping what plays before it; returns once done. The decoder
+  /// must be parked.
+  public func flush(from frame: Int) {
+    post {
+      $0.flushFrom = frame
+      $0.acknowledge = true
+    }
+    sem_wait(acknowledged)
+  }
+
+  public func currentPosition() -> PlayPosition { position.withLock { $0 } }
+
+  /// Wakes the output thread because frames arrived (cheap when it is busy).
+  public func framesAvailable() { wakeup.signal() }
+
+  private func post(_ change: (inout Requests) -> Void) {
+    requests.withLock { change(&$0) }
+    wakeup.signalAlways()
+  }
+
+  // MARK: Output thread
+
+  private func run() {
+    while true {
+      applyRequests()
+      switch state {
+      case .stopped, .paused:
+        wakeup.wait(timeoutMilliseconds: 1000)
+      case .waiting(let condition):
+        if isReady(condition) {
+          state = .running
+        } else if case .at(let deadline) = condition {
+          let remaining = Int64(deadline) - Int64(monotonicNanoseconds())
+          wakeup.wait(timeoutMilliseconds: Int32(max(1, min(remaining / 1_000_000, 100))))
+        } else {
+          wakeup.wait(timeoutMilliseconds: 50)
+        }
+      case .running:
+        playChunk()
+      }
+    }
+  }
+
+  private func applyRequests() {
+    let pending = requests.withLock { current -> Requests in
+      let copy = current
+      current = Requests()
+      return copy
+    }
+    if let gain = pending.gain { self.gain = gain }
+    if pending.stop {
+      state = .stopped
+      publish(running: false)
+    }
+    if pending.flushAll {
+      output.ring.discardAll()
+      output.boundaries.removeAll()
+      device.discardQueued()
+      silenceFrames = 0
+      skipFrames = 0
+      framesPlayed = 0
+      trackID = -1
+      reportedDry = false
+      publish(running: false)
+    }
+    if let frame = pending.flushFrom {
+      output.boundaries.removeAll(atOrAfter: frame)
+      output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
+    }
+    if pending.pause, state != .stopped {
+      state = .paused
+      device.discardQueued()
+      publish(running: false)
+    }
+    if let start = pending.start {
+      if case .running = state {
+        // Already playing (a prefetched track): it starts when the output reaches it.
+      } else {
+        state = .waiting(start)
+        reportedDry = false
+      }
+    }
+    let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
+    silenceFrames += pending.silenceMilliseconds * rate / 1000
+    skipFrames += pending.skipMilliseconds * rate / 1000
+    if pending.acknowledge { sem_post(acknowledged) }
+  }
+
+  private func isReady(_ condition: StartCondition) -> Bool {
+    switch condition {
+    case .now:
+      return output.bufferedFrames > 0 || output.boundaries.peek() != nil
+    case .at(let deadline):
+      return monotonicNanoseconds() >= deadline
+    case .buffered(let tenths):
+      let rate = output.boundaries.peek()?.format.sampleRate ?? 44100
+      let needed = min(tenths * rate / 10, output.ring.capacity / OutputFrames.bytesPerFrame / 2)
+      return output.bufferedFrames >= max(1, needed)
+    }
+  }
+
+  private func playChunk() {
+    if silenceFrames > 0 {
+      let frames = min(silenceFrames, silence.count / 2, device.chunkFrames)
+      guard ensureOpen(rate: device.isOpen ? device.sampleRate : 44100) else { return }
+      if write(UnsafeBufferPointer(rebasing: silence[0..<frames * 2]), dither: false) != nil { silenceFrames -= frames }
+      return
+    }
+    let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
+    var limit = Int.max
+    if let boundary = output.boundaries.peek() {
+      if boundary.frame <= readFrame {
+        output.boundaries.pop()
+        beginTrack(boundary)
+        return
+      }
+      limit = boundary.frame - readFrame
+    }
+    let region = output.ring.readableRegion()
+    var frames = min(region.count / OutputFrames.bytesPerFrame, limit, device.chunkFrames)
+    if skipFrames > 0 {
+      let skipped = min(frames, skipFrames)
+      output.ring.commitRead(skipped * OutputFrames.bytesPerFrame)
+      skipFrames -= skipped
+      framesPlayed += skipped
+      consumed.signal()
+      return
+    }
+    guard frames > 0 else {
+      if !reportedDry {
+        reportedDry = true
+        onEvent(.ranDry)
+      }
+      wakeup.wait(timeoutMilliseconds: 20) { output.ring.fill == 0 && output.boundaries.peek() == nil }
+      return
+    }
+    reportedDry = false
+    guard device.isOpen || ensureOpen(rate: device.sampleRate) else { return }
+    let samples = UnsafeMutableBufferPointer(
+      start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
+      count: frames * 2)
+    GainStage.apply(left: gain.left, right: gain.right, to: samples)
+    let dither = gain.left != GainStage.unity || gain.right != GainStage.unity
+    guard let written = write(UnsafeBufferPointer(samples), dither: dither) else { return }
+    frames = written
+    output.ring.commitRead(frames * OutputFrames.bytesPerFrame)
+    framesPlayed += frames
+    publish(running: true)
+    consumed.signal()
+  }
+
+  private func beginTrack(_ boundary: TrackBoundary) {
+    guard ensureOpen(rate: boundary.format.sampleRate) else { return }
+    if boundary.isNewTrack {
+      trackID = boundary.trackID
+      framesPlayed = 0
+      publish(running: true)
+      onEvent(.trackStarted(trackID: boundary.trackID))
+    }
+  }
+
+  private func ensureOpen(rate: Int) -> Bool {
+    if device.isOpen && device.sampleRate == rate { return true }
+    do {
+      try device.open(sampleRate: rate)
+      return true
+    } catch {
+      onEvent(.deviceFailed(error.description))
+      wakeup.wait(timeoutMilliseconds: 1000)
+      return false
+    }
+  }
+
+  private func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
+    do {
+      return try device.write(samples, dither: dither)
+    } catch {
+      device.close()
+      onEvent(.deviceFailed(error.description))
+      wakeup.wait(timeoutMilliseconds: 1000)
+      return nil
+    }
+  }
+
+  private func publish(running: Bool) {
+    let delay = device.isOpen ? device.delayFrames() : 0
+    let now = monotonicNanoseconds()
+    let rate = device.sampleRate
+    position.withLock {
+      $0 = PlayPosition(
+        trackID: trackID, framesPlayed: framesPlayed, delayFrames: delay, measuredAtNanoseconds: now,
+        sampleRate: rate, isRunning: running)
+    }
+  }
+}
+
+func monotonicNanoseconds() -> UInt64 {
+  var time = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &time)
+  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}

@@ -1,0 +1,95 @@
+/// Device sample formats, in the order the output probes them.
+public enum SampleFormat: String, Sendable, CaseIterable {
+  case s32 = "S32_LE"
+  case s24 = "S24_LE"  // 24 bits in the low three bytes of a 32-bit word
+  case s24_3 = "S24_3LE"  // 24 bits packed in three bytes
+  case s16 = "S16_LE"
+
+  public var bytesPerSample: Int {
+    switch self {
+    case .s32, .s24: 4
+    case .s24_3: 3
+    case .s16: 2
+    }
+  }
+
+  public var bytesPerFrame: Int { 2 * bytesPerSample }
+}
+
+/// Converts 32-bit left-justified frames to a device format. At unity gain the conversion only
+/// drops bits that a 16- or 24-bit source never had, so the output is bit-exact. With gain the low
+/// bits carry information: going to 16 bits then uses TPDF dither instead of truncation.
+public struct SamplePacker: Sendable {
+  public let format: SampleFormat
+  private var random: UInt32 = 0x1234_5678
+
+  public init(format: SampleFormat) {
+    self.format = format
+  }
+
+  /// Packs `samples` (interleaved stereo) into `destination`; returns bytes written.
+  public mutating func pack(
+    _ samples: UnsafeBufferPointer<Int32>, into destination: UnsafeMutableRawBufferPointer, dither: Bool
+  ) -> Int {
+    let count = samples.count
+    precondition(destination.count >= count * format.bytesPerSample)
+    let out = destination.baseAddress!
+    switch format {
+    case .s32:
+      for i in 0..<count { out.storeBytes(of: samples[i].littleEndian, toByteOffset: i * 4, as: Int32.self) }
+    case .s24:
+      for i in 0..<count { out.storeBytes(of: (samples[i] >> 8).littleEndian, toByteOffset: i * 4, as: Int32.self) }
+    case .s24_3:
+      let bytes = out.assumingMemoryBound(to: UInt8.self)
+      for i in 0..<count {
+        let value = UInt32(bitPattern: samples[i]) >> 8
+        bytes[i * 3] = UInt8(truncatingIfNeeded: value)
+        bytes[i * 3 + 1] = UInt8(truncatingIfNeeded: value >> 8)
+        bytes[i * 3 + 2] = UInt8(truncatingIfNeeded: value >> 16)
+      }
+    case .s16:
+      if dither {
+        for i in 0..<count {
+          out.storeBytes(of: ditheredTo16(samples[i]).littleEndian, toByteOffset: i * 2, as: Int16.self)
+        }
+      } else {
+        for i in 0..<count {
+          out.storeBytes(
+            of: Int16(truncatingIfNeeded: samples[i] >> 16).littleEndian, toByteOffset: i * 2, as: Int16.self)
+        }
+      }
+    }
+    return count * format.bytesPerSample
+  }
+
+  /// Triangular dither of ±1 LSB at 16 bits (the sum of two uniform values), then rounding.
+  private mutating func ditheredTo16(_ sample: Int32) -> Int16 {
+    let noise = Int64(nextRandom() >> 16) + Int64(nextRandom() >> 16) - 65535
+    let value = (Int64(sample) + noise + 0x8000) >> 16
+    return Int16(clamping: value)
+  }
+
+  /// xorshift32: cheap, allocation-free, good enough for dither.
+  private mutating func nextRandom() -> UInt32 {
+    random ^= random << 13
+    random ^= random >> 17
+    random ^= random << 5
+    return random
+  }
+}
+
+/// Applies 16.16 gains to interleaved stereo frames in place, saturating.
+public enum GainStage {
+  public static let unity: UInt32 = 0x10000
+
+  public static func apply(left: UInt32, right: UInt32, to samples: UnsafeMutableBufferPointer<Int32>) {
+    guard left != unity || right != unity else { return }
+    let gains = (Int64(left), Int64(right))
+    var i = 0
+    while i + 1 < samples.count {
+      samples[i] = Int32(clamping: (Int64(samples[i]) * gains.0) >> 16)
+      samples[i + 1] = Int32(clamping: (Int64(samples[i + 1]) * gains.1) >> 16)
+      i += 2
+    }
+  }
+}

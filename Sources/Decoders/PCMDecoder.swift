@@ -1,0 +1,418 @@
+import AudioBuffers
+
+/// Uncompressed PCM: raw samples with a given layout, or a WAV / AIFF file whose header says what
+/// the samples are.
+///
+/// - A body that starts with `RIFF`/`RF64` … `WAVE` or `FORM` … `AIFF`/`AIFC` is parsed and its
+///   header wins over the given parameters. WAV: `fmt ` (PCM or WAVE_FORMAT_EXTENSIBLE with a PCM
+///   sub-format; the container width comes from the block alignment), `ds64` for RF64, `data`.
+///   AIFF/AIFC: `COMM` (80-bit extended sample rate; AIFC compression `NONE`/`twos` big-endian or
+///   `sowt` little-endian), `SSND` (its offset is skipped). Other chunks are skipped, however large.
+/// - A data size of 0 or 0xFFFFFFFF (written by encoders that cannot seek back) means "to the end
+///   of the stream"; any size plays at most to the end of the stream. After the data, the rest of
+///   the stream (trailing chunks) is read and dropped.
+/// - Otherwise the body is raw PCM with the given parameters — unless its first 12 bytes are
+///   printable text starting with `<` (an HTML or XML error page), which is rejected.
+/// - 8-bit samples are unsigned in WAV and raw PCM, signed in AIFF.
+/// - Mono is duplicated to both channels; more than two channels: the first two are kept.
+/// - A frame split between two reads waits in a carry buffer; a partial frame at the very end of
+///   the stream is dropped.
+public final class PCMDecoder: AudioDecoder {
+  public let minimumFreeFrames = 4096
+  public private(set) var format: AudioFormat?
+
+  /// Frames converted per call at most.
+  static let chunkFrames = 8192
+  static let scratchBytes = 64 << 10
+  static let maxChannels = 32
+
+  private struct Layout {
+    var sampleRate: Int
+    var channels: Int
+    /// Significant bits, for the format.
+    var bits: Int
+    /// Bytes each sample occupies in the stream (1…4).
+    var bytesPerSample: Int
+    var littleEndian: Bool
+    var unsigned8: Bool
+    var frameBytes: Int { bytesPerSample * channels }
+  }
+
+  private enum Container { case wav, aiff }
+  private enum Next { case chunkHeader, data }
+
+  private enum Stage {
+    case sniff
+    case chunkHeader
+    case chunkBody(id: UInt32, size: Int)
+    case ssndHeader(size: Int)
+    case skip(remaining: Int, then: Next)
+    case data
+    case trailing
+    case ended
+  }
+
+  private let raw: Layout
+  private var layout: Layout?
+  private var container = Container.wav
+  private var stage = Stage.sniff
+  /// Data bytes not yet read; nil: to the end of the stream.
+  private var dataRemaining: Int?
+  private var ds64DataSize: Int?
+  /// Data size and SSND offset found before the data starts.
+  private var pendingDataSize: Int?
+
+  private let head = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
+  private var headCount = 0
+  /// Input bytes: the carried partial frame first, then the new read.
+  private let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: PCMDecoder.scratchBytes)
+  private var carryCount = 0
+  private let stash = FrameStash(capacityFrames: PCMDecoder.chunkFrames)
+
+  /// Parameters for a body without a header (nil fields: 44100 Hz, 2 channels, 16 bits, little-endian).
+  public init(
+    sampleRate: Int? = nil, channels: Int? = nil, bitsPerSample: Int? = nil, littleEndian: Bool? = nil
+  ) throws(DecodeError) {
+    let bits = bitsPerSample ?? 16
+    let channels = channels ?? 2
+    let sampleRate = sampleRate ?? 44100
+    guard [8, 16, 24, 32].contains(bits) else { throw .unsupportedStream("PCM with \(bits) bits per sample") }
+    guard (1...Self.maxChannels).contains(channels) else { throw .unsupportedStream("PCM with \(channels) channels") }
+    guard sampleRate > 0 else { throw .unsupportedStream("PCM at \(sampleRate) Hz") }
+    raw = Layout(
+      sampleRate: sampleRate, channels: channels, bits: bits, bytesPerSample: bits / 8,
+      littleEndian: littleEndian ?? true, unsigned8: true)
+  }
+
+  deinit {
+    head.deallocate()
+    scratch.deallocate()
+  }
+
+  public func decode(from input: StreamInput, to output: FrameOutput) throws(DecodeError) -> DecodeProgress {
+    guard stash.drain(to: output) else { return .decoded }
+    while true {
+      switch stage {
+      case .ended:
+        return .finished
+      case .data:
+        return try decodeData(from: input, to: output)
+      case .trailing:
+        let ended = input.hasEnded
+        if input.read(into: UnsafeMutableRawBufferPointer(start: scratch, count: Self.scratchBytes)) == 0 {
+          guard ended else { return .needsInput }
+          stage = .ended
+        }
+      default:
+        if let progress = try parseHeader(from: input) { return progress }
+      }
+    }
+  }
+
+  // MARK: Samples
+
+  private func decodeData(from input: StreamInput, to output: FrameOutput) throws(DecodeError) -> DecodeProgress {
+    guard let layout else { return .finished }
+    let frameBytes = layout.frameBytes
+    let maxFrames = min(Self.chunkFrames, Self.scratchBytes / frameBytes)
+    var want = maxFrames * frameBytes - carryCount
+    if let dataRemaining { want = min(want, dataRemaining) }
+    if want == 0 {
+      stage = .trailing  // the data chunk is complete; a partial frame in the carry is dropped
+      return .decoded
+    }
+    let ended = input.hasEnded  // sampled before the read: 0 bytes after it means exhausted
+    let n = input.read(into: UnsafeMutableRawBufferPointer(start: scratch + carryCount, count: want))
+    if let dataRemaining { self.dataRemaining = dataRemaining - n }
+    let total = carryCount + n
+    let frames = total / frameBytes
+    if frames == 0 && n == 0 {
+      guard ended else { return .needsInput }
+      stage = .ended  // a partial frame at the very end is dropped
+      return .finished
+    }
+    if frames > 0, let format {
+      let scratch = self.scratch
+      stash.emit(count: frames, format: format, to: output) { destination, first, count in
+        Self.convert(scratch + first * frameBytes, frames: count, layout: layout, into: destination)
+      }
+    }
+    carryCount = total - frames * frameBytes
+    if carryCount > 0 { scratch.update(from: scratch + frames * frameBytes, count: carryCount) }
+    return .decoded
+  }
+
+  private static func convert(
+    _ source: UnsafePointer<UInt8>, frames: Int, layout: Layout, into destination: UnsafeMutablePointer<Int32>
+  ) {
+    let step = layout.frameBytes
+    let right = layout.channels > 1 ? layout.bytesPerSample : 0
+    var p = source
+    switch (layout.bytesPerSample, layout.littleEndian) {
+    case (1, _):
+      if layout.unsigned8 {
+        for i in 0..<frames {
+          destination[2 * i] = (Int32(p[0]) - 128) &<< 24
+          destination[2 * i + 1] = (Int32(p[right]) - 128) &<< 24
+          p += step
+        }
+      } else {
+        for i in 0..<frames {
+          destination[2 * i] = Int32(Int8(bitPattern: p[0])) &<< 24
+          destination[2 * i + 1] = Int32(Int8(bitPattern: p[right])) &<< 24
+          p += step
+        }
+      }
+    case (2, true):
+      for i in 0..<frames {
+        destination[2 * i] = Int32(bitPattern: UInt32(p[0]) &<< 16 | UInt32(p[1]) &<< 24)
+        destination[2 * i + 1] = Int32(bitPattern: UInt32(p[right]) &<< 16 | UInt32(p[right + 1]) &<< 24)
+        p += step
+      }
+    case (2, false):
+      for i in 0..<frames {
+        destination[2 * i] = Int32(bitPattern: UInt32(p[0]) &<< 24 | UInt32(p[1]) &<< 16)
+        destination[2 * i + 1] = Int32(bitPattern: UInt32(p[right]) &<< 24 | UInt32(p[right + 1]) &<< 16)
+        p += step
+      }
+    case (3, true):
+      for i in 0..<frames {
+        destination[2 * i] = Int32(bitPattern: UInt32(p[0]) &<< 8 | UInt32(p[1]) &<< 16 | UInt32(p[2]) &<< 24)
+        destination[2 * i + 1] = Int32(
+          bitPattern: UInt32(p[right]) &<< 8 | UInt32(p[right + 1]) &<< 16 | UInt32(p[right + 2]) &<< 24)
+        p += step
+      }
+    case (3, false):
+      for i in 0..<frames {
+        destination[2 * i] = Int32(bitPattern: UInt32(p[0]) &<< 24 | UInt32(p[1]) &<< 16 | UInt32(p[2]) &<< 8)
+        destination[2 * i + 1] = Int32(
+          bitPattern: UInt32(p[right]) &<< 24 | UInt32(p[right + 1]) &<< 16 | UInt32(p[right + 2]) &<< 8)
+        p += step
+      }
+    case (_, true):
+      for i in 0..<frames {
+        destination[2 * i] = Int32(
+          bitPattern: UInt32(p[0]) | UInt32(p[1]) &<< 8 | UInt32(p[2]) &<< 16 | UInt32(p[3]) &<< 24)
+        destination[2 * i + 1] = Int32(
+          bitPattern: UInt32(p[right]) | UInt32(p[right + 1]) &<< 8 | UInt32(p[right + 2]) &<< 16
+            | UInt32(p[right + 3]) &<< 24)
+        p += step
+      }
+    case (_, false):
+      for i in 0..<frames {
+        destination[2 * i] = Int32(
+          bitPattern: UInt32(p[0]) &<< 24 | UInt32(p[1]) &<< 16 | UInt32(p[2]) &<< 8 | UInt32(p[3]))
+        destination[2 * i + 1] = Int32(
+          bitPattern: UInt32(p[right]) &<< 24 | UInt32(p[right + 1]) &<< 16 | UInt32(p[right + 2]) &<< 8
+            | UInt32(p[right + 3]))
+        p += step
+      }
+    }
+  }
+
+  private func use(_ layout: Layout) {
+    self.layout = layout
+    format = AudioFormat(sampleRate: layout.sampleRate, channels: layout.channels, bitsPerSample: layout.bits)
+  }
+
+  // MARK: Header
+
+  /// Collects header bytes into `head` until it holds `count`; false: not there yet. With
+  /// `partialAtEnd`, a stream that ends first is accepted (returns true with fewer bytes).
+  private func collect(_ count: Int, from input: StreamInput, partialAtEnd: Bool = false) throws(DecodeError) -> Bool {
+    while headCount < count {
+      let ended = input.hasEnded
+      let n = input.read(into: UnsafeMutableRawBufferPointer(start: head + headCount, count: count - headCount))
+      if n == 0 {
+        if ended {
+          if partialAtEnd { return true }
+          throw .corrupt("stream ended inside the \(container == .wav ? "WAV" : "AIFF") header")
+        }
+        return false
+      }
+      headCount += n
+    }
+    return true
+  }
+
+  private func parseHeader(from input: StreamInput) throws(DecodeError) -> DecodeProgress? {
+    switch stage {
+    case .sniff:
+      guard try collect(12, from: input, partialAtEnd: true) else { return .needsInput }
+      let id = fourCC(0)
+      let kind = headCount >= 12 ? fourCC(8) : 0
+      if (id == fourCC("RIFF") || id == fourCC("RF64")) && kind == fourCC("WAVE") {
+        container = .wav
+        stage = .chunkHeader
+      } else if id == fourCC("FORM") && (kind == fourCC("AIFF") || kind == fourCC("AIFC")) {
+        container = .aiff
+        stage = .chunkHeader
+      } else {
+        if looksLikeMarkup() { throw .unsupportedStream("the body is text (HTML/XML), not PCM") }
+        // Raw PCM: what was sniffed is the first data.
+        use(raw)
+        scratch.update(from: head, count: headCount)
+        carryCount = headCount
+        dataRemaining = nil
+        stage = .data
+        // Convert the sniffed bytes along with the next read.
+      }
+      headCount = 0
+    case .chunkHeader:
+      guard try collect(8, from: input) else { return .needsInput }
+      let id = fourCC(0)
+      let size = container == .wav ? Int(littleEndian32(4)) : Int(bigEndian32(4))
+      headCount = 0
+      if container == .wav && id == fourCC("data") {
+        guard layout != nil else { throw .corrupt("WAV data chunk before its fmt chunk") }
+        if UInt32(size) == 0xFFFF_FFFF, let ds64DataSize {
+          dataRemaining = ds64DataSize
+        } else {
+          dataRemaining = size == 0 || UInt32(size) == 0xFFFF_FFFF ? nil : size
+        }
+        stage = .data
+      } else if container == .aiff && id == fourCC("SSND") {
+        guard layout != nil else { throw .corrupt("AIFF SSND chunk before its COMM chunk") }
+        stage = .ssndHeader(size: size)
+      } else if id == fourCC("fmt ") || id == fourCC("ds64") || id == fourCC("COMM") {
+        stage = .chunkBody(id: id, size: size)
+      } else {
+        stage = .skip(remaining: size + (size & 1), then: .chunkHeader)
+      }
+    case .chunkBody(let id, let size):
+      let wanted = min(size, 64)
+      guard try collect(wanted, from: input) else { return .needsInput }
+      switch id {
+      case fourCC("fmt "): try parseWAVFormat(count: wanted)
+      case fourCC("COMM"): try parseAIFFCommon(count: wanted)
+      default:  // ds64: RIFF size (8), data size (8), sample count (8)
+        if wanted >= 16 {
+          let low = Int(littleEndian32(8))
+          let high = Int(littleEndian32(12))
+          ds64DataSize = high << 32 | low
+        }
+      }
+      headCount = 0
+      stage = .skip(remaining: size - wanted + (size & 1), then: .chunkHeader)
+    case .ssndHeader(let size):
+      guard try collect(8, from: input) else { return .needsInput }
+      let offset = Int(bigEndian32(0))
+      headCount = 0
+      let known = UInt32(truncatingIfNeeded: size) != 0xFFFF_FFFF && size != 0 && size >= 8 + offset
+      dataRemaining = known ? size - 8 - offset : nil
+      stage = .skip(remaining: offset, then: .data)
+    case .skip(let remaining, let next):
+      var left = remaining
+      while left > 0 {
+        let ended = input.hasEnded
+        let n = input.read(into: UnsafeMutableRawBufferPointer(start: scratch, count: min(left, Self.scratchBytes)))
+        if n == 0 {
+          if ended { throw .corrupt("stream ended inside the \(container == .wav ? "WAV" : "AIFF") header") }
+          stage = .skip(remaining: left, then: next)
+          return .needsInput
+        }
+        left -= n
+      }
+      stage = next == .data ? .data : .chunkHeader
+    case .data, .trailing, .ended:
+      return nil
+    }
+    return nil
+  }
+
+  /// Raw PCM cannot be told from anything else, but an error page can: the first 12 bytes all
+  /// printable ASCII, the first non-blank one `<`. (Audio starting that way is vanishingly rare.)
+  private func looksLikeMarkup() -> Bool {
+    guard headCount == 12 else { return false }
+    var firstVisible: UInt8?
+    for i in 0..<12 {
+      let byte = head[i]
+      let blank = byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+      guard blank || (0x21...0x7E).contains(byte) else { return false }
+      if !blank && firstVisible == nil { firstVisible = byte }
+    }
+    return firstVisible == 0x3C
+  }
+
+  private func parseWAVFormat(count: Int) throws(DecodeError) {
+    guard count >= 16 else { throw .corrupt("WAV fmt chunk too short") }
+    var tag = Int(littleEndian16(0))
+    let channels = Int(littleEndian16(2))
+    let rate = Int(littleEndian32(4))
+    let blockAlign = Int(littleEndian16(12))
+    var bits = Int(littleEndian16(14))
+    if tag == 0xFFFE && count >= 40 {  // WAVE_FORMAT_EXTENSIBLE: valid bits, then the sub-format GUID
+      let valid = Int(littleEndian16(18))
+      if valid > 0 && valid <= bits { bits = valid }
+      tag = Int(littleEndian16(24))
+    }
+    guard tag == 1 else { throw .unsupportedStream("WAV format tag \(tag) (only integer PCM)") }
+    guard (1...Self.maxChannels).contains(channels) else { throw .unsupportedStream("WAV with \(channels) channels") }
+    guard rate > 0 else { throw .corrupt("WAV sample rate 0") }
+    var bytes = blockAlign / channels
+    if bytes * channels != blockAlign || bytes == 0 { bytes = (bits + 7) / 8 }
+    guard (1...4).contains(bytes), bits >= 1, bits <= bytes * 8 else {
+      throw .unsupportedStream("WAV with \(bits)-bit samples in \(bytes) bytes")
+    }
+    use(
+      Layout(
+        sampleRate: rate, channels: channels, bits: bits, bytesPerSample: bytes, littleEndian: true, unsigned8: true))
+  }
+
+  private func parseAIFFCommon(count: Int) throws(DecodeError) {
+    guard count >= 18 else { throw .corrupt("AIFF COMM chunk too short") }
+    let channels = Int(bigEndian16(0))
+    let bits = Int(bigEndian16(6))
+    let rate = extendedToInt(head + 8)
+    var littleEndian = false
+    if count >= 22 {  // AIFC: compression type
+      let compression = fourCC(18)
+      if compression == fourCC("sowt") {
+        littleEndian = true
+      } else if compression != fourCC("NONE") && compression != fourCC("twos") {
+        throw .unsupportedStream("AIFC compression \(fourCCText(18))")
+      }
+    }
+    guard (1...Self.maxChannels).contains(channels) else { throw .unsupportedStream("AIFF with \(channels) channels") }
+    guard (1...32).contains(bits) else { throw .unsupportedStream("AIFF with \(bits)-bit samples") }
+    guard rate > 0 else { throw .corrupt("AIFF sample rate 0") }
+    use(
+      Layout(
+        sampleRate: rate, channels: channels, bits: bits, bytesPerSample: (bits + 7) / 8, littleEndian: littleEndian,
+        unsigned8: false))
+  }
+
+  // MARK: Byte helpers
+
+  private func fourCC(_ offset: Int) -> UInt32 { bigEndian32(offset) }
+  private func fourCC(_ text: StaticString) -> UInt32 {
+    let p = text.utf8Start
+    return UInt32(p[0]) << 24 | UInt32(p[1]) << 16 | UInt32(p[2]) << 8 | UInt32(p[3])
+  }
+  private func fourCCText(_ offset: Int) -> String {
+    String(decoding: UnsafeBufferPointer(start: head + offset, count: 4), as: UTF8.self)
+  }
+  private func bigEndian32(_ offset: Int) -> UInt32 {
+    UInt32(head[offset]) << 24 | UInt32(head[offset + 1]) << 16 | UInt32(head[offset + 2]) << 8
+      | UInt32(head[offset + 3])
+  }
+  private func bigEndian16(_ offset: Int) -> UInt16 { UInt16(head[offset]) << 8 | UInt16(head[offset + 1]) }
+  private func littleEndian32(_ offset: Int) -> UInt32 {
+    UInt32(head[offset]) | UInt32(head[offset + 1]) << 8 | UInt32(head[offset + 2]) << 16
+      | UInt32(head[offset + 3]) << 24
+  }
+  private func littleEndian16(_ offset: Int) -> UInt16 { UInt16(head[offset]) | UInt16(head[offset + 1]) << 8 }
+}
+
+/// An 80-bit IEEE 754 extended value (AIFF's sample rate), rounded to an integer; 0 when out of range.
+func extendedToInt(_ p: UnsafePointer<UInt8>) -> Int {
+  let exponent = (Int(p[0]) & 0x7F) << 8 | Int(p[1])
+  var mantissa: UInt64 = 0
+  for i in 2..<10 { mantissa = mantissa << 8 | UInt64(p[i]) }
+  if p[0] & 0x80 != 0 || mantissa == 0 { return 0 }
+  let shift = 16383 + 63 - exponent
+  if shift <= 0 || shift >= 64 { return 0 }
+  let half = mantissa >> (shift - 1)
+  let rounded = half >> 1 + (half & 1)
+  return rounded > UInt64(Int.max) ? 0 : Int(rounded)
+}

@@ -1,0 +1,34 @@
+import AudioBuffers
+import Decoders
+import SlimProto
+
+/// The engine's record of one `strm s`, from request to the end of its playback.
+struct PlaybackTrack {
+  enum Phase: Equatable {
+    /// Bytes are arriving and being decoded.
+    case streaming
+    /// Everything was decoded (STMd sent); its frames wait in, or play from, the output ring.
+    case decoded
+    /// The decoder gave up on it (STMn sent).
+    case failed
+  }
+
+  let id: Int
+  let command: StreamCommand
+  var phase = Phase.streaming
+  var format: AudioFormat?
+  /// STMs was sent: its first frame reached the output.
+  var started = false
+  /// STMl was sent (manual start only).
+  var announcedLoaded = false
+  /// STMo was sent (once per stream).
+  var reportedUnderrun = false
+}
+
+extension PCMCodes {
+  /// The stream parameters for the PCM decoder; missing fields come from a WAV/AIFF header.
+  var decoderParameters: PCMParameters {
+    PCMParameters(
+      sampleRate: sampleRateHz, channels: channelCount, bitsPerSample: bitsPerSample, littleEndian: isLittleEndian)
+  }
+}

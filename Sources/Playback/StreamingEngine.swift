@@ -1,0 +1,341 @@
+import AudioBuffers
+import AudioOutput
+import Decoders
+import Logging
+import NIOCore
+import SlimConnection
+import SlimProto
+import StreamFetch
+
+/// The audio pipeline behind the protocol session: `strm s` opens a stream into the stream ring,
+/// the decoder thread fills the output ring, the output thread plays it. This class lives on the
+/// control event loop and turns what the three report into STAT events.
+public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unchecked Sendable {
+  public struct Configuration: Sendable {
+    public var streamBufferBytes: Int
+    public var outputBufferBytes: Int
+    public var maximumSampleRate: Int
+
+    public init(streamBufferBytes: Int, outputBufferBytes: Int, maximumSampleRate: Int) {
+      self.streamBufferBytes = streamBufferBytes
+      self.outputBufferBytes = outputBufferBytes
+      self.maximumSampleRate = maximumSampleRate
+    }
+  }
+
+  public weak var reporter: (any PlaybackReporter)?
+  public let maximumSampleRate: Int
+  private let eventLoop: any EventLoop
+  private let logger: Logger
+  private let input: StreamInput
+  private let output: FrameOutput
+  private let fetcher: StreamFetcher
+  private var worker: DecoderWorker!
+  private var player: OutputPlayer!
+  /// Where the SlimProto server is, for `strm s` with server IP 0.
+  private let controlServer: () -> ServerAddress?
+
+  private var tracks: [PlaybackTrack] = []
+  private var nextTrackID = 1
+  /// Format `?` streams wait for `codc` before their decoder can be chosen.
+  private var pendingCodec: (trackID: Int, codec: Decoders.Codec?, pcm: PCMParameters?)?
+  private var heartbeat: RepeatedTask?
+  private var outputRunning = false
+
+  public init(
+    configuration: Configuration, device: any OutputDevice, eventLoop: any EventLoop,
+    controlServer: @escaping () -> ServerAddress?, logger: Logger
+  ) {
+    self.maximumSampleRate = configuration.maximumSampleRate
+    self.eventLoop = eventLoop
+    self.logger = logger
+    self.controlServer = controlServer
+    input = StreamInput(capacity: configuration.streamBufferBytes)
+    let frames = max(4096, configuration.outputBufferBytes / OutputFrames.bytesPerFrame)
+    output = FrameOutput(capacityFrames: frames)
+    fetcher = StreamFetcher(eventLoop: eventLoop, input: input, logger: logger)
+    fetcher.delegate = self
+    let loop = eventLoop
+    let fetcher = self.fetcher
+    worker = DecoderWorker(
+      input: input, output: output,
+      onEvent: { [unowned self] event in loop.execute { self.handle(event) } },
+      inputConsumed: { fetcher.consumerDrained() },
+      framesCommitted: { [unowned self] in self.player.framesAvailable() })
+    player = OutputPlayer(
+      output: output, device: device, consumed: worker.wakeup,
+      onEvent: { [unowned self] event in loop.execute { self.handle(event) } })
+    worker.startThread()
+    player.startThread()
+  }
+
+  // MARK: PlaybackEngine
+
+  public func handle(_ message: ServerMessage) {
+    switch message {
+    case .stream(let command):
+      handle(command)
+    case .audioGain(let gain):
+      let (left, right) = gain.effectiveGains
+      player.setGain(left: left, right: right)
+    case .audioEnable(let enable):
+      logger.info("output \(enable.isPoweredOn ? "on" : "off")")
+    case .continueStream(let request):
+      if let pending = pendingCodec, let codec = pending.codec {
+        worker.enqueue(DecodeJob(trackID: pending.trackID, codec: codec, pcm: pending.pcm))
+        pendingCodec = nil
+      }
+      fetcher.releaseBody(metaInterval: Int(request.metaInterval))
+    case .codec(let change):
+      guard pendingCodec != nil else { return }
+      pendingCodec?.codec = Self.codec(for: change.format)
+      pendingCodec?.pcm = change.pcm.decoderParameters
+    case .bodyRequest:
+      logger.info("ignoring body request: playlist bodies are not forwarded")
+    default:
+      break
+    }
+  }
+
+  public func snapshot() -> PlaybackSnapshot {
+    var snapshot = PlaybackSnapshot()
+    snapshot.streamBufferSize = UInt32(clamping: input.ring.capacity)
+    snapshot.streamBufferFullness = UInt32(clamping: input.ring.fill)
+    snapshot.bytesReceived = fetcher.bytesReceived
+    snapshot.outputBufferSize = UInt32(clamping: output.ring.capacity)
+    snapshot.outputBufferFullness = UInt32(clamping: output.ring.fill)
+    let position = player.currentPosition()
+    if position.trackID >= 0 {
+      snapshot.elapsedMilliseconds = UInt32(clamping: position.elapsedMilliseconds(now: MonotonicClock.nanoseconds()))
+    }
+    return snapshot
+  }
+
+  // MARK: strm
+
+  private func handle(_ command: StreamCommand) {
+    switch command.command {
+    case .start: start(command)
+    case .stop: stop()
+    case .flush: flushPrefetched()
+    case .pause:
+      if command.value == 0 {
+        player.pause()
+        outputRunning = false
+        reporter?.report(.paused)
+      } else {
+        player.insertSilence(milliseconds: Int(command.value))
+      }
+    case .unpause:
+      if command.value == 0 {
+        player.start(.now)
+      } else {
+        player.start(.at(nanoseconds: Self.monotonicTime(ofJiffies: command.value)))
+      }
+      outputRunning = true
+      reporter?.report(.resumed)
+    case .skipAhead:
+      player.skip(milliseconds: Int(command.value))
+    case .status:
+      break
+    }
+  }
+
+  private func start(_ command: StreamCommand) {
+    reporter?.report(.flushed)
+    if fetcher.isOpen || input.ring.fill > 0 {
+      // A new stream replaces one that is still arriving: its bytes are of no use now.
+      fetcher.close()
+      worker.park()
+      input.ring.discardAll()
+      worker.resetWhileParked()
+      tracks.removeAll { $0.phase == .streaming }
+      worker.unpark()
+    }
+    input.reopen()
+    let id = nextTrackID
+    nextTrackID += 1
+    tracks.append(PlaybackTrack(id: id, command: command))
+
+    if command.format == .unknown {
+      pendingCodec = (id, nil, nil)
+    } else if let codec = Self.codec(for: command.format) {
+      worker.enqueue(DecodeJob(trackID: id, codec: codec, pcm: command.pcm.decoderParameters))
+    } else {
+      logger.error("stream format \(command.format) is not supported")
+      reporter?.report(.notSupported)
+      return
+    }
+    let server: ServerAddress
+    if command.serverIP == 0 {
+      guard let control = controlServer() else { return }
+      server = ServerAddress(host: control.host, port: Int(command.serverPort))
+    } else {
+      server = ServerAddress(ipv4: command.serverIP, port: Int(command.serverPort))
+    }
+    fetcher.open(
+      host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect)
+    if command.autostart.startsAutomatically {
+      player.start(.buffered(tenths: Int(command.outputThreshold)))
+      outputRunning = true
+    }
+    heartbeatIfNeeded()
+  }
+
+  private func stop() {
+    fetcher.close()
+    worker.park()
+    input.ring.discardAll()
+    player.stopAndFlush()
+    worker.resetWhileParked()
+    worker.unpark()
+    tracks.removeAll()
+    pendingCodec = nil
+    outputRunning = false
+    reporter?.report(.flushed)
+  }
+
+  /// `strm f`: keep the track that plays, drop what was fetched after it.
+  private func flushPrefetched() {
+    guard let index = tracks.firstIndex(where: { !$0.started }) else {
+      fetcher.close()
+      return
+    }
+    fetcher.close()
+    worker.park()
+    input.ring.discardAll()
+    // Frames after the last started track's end are the prefetched ones.
+    let boundaryFrame = output.boundaries.peek().map { $0.frame } ?? output.writeFrame
+    player.flush(from: boundaryFrame)
+    worker.resetWhileParked()
+    worker.unpark()
+    tracks.removeSubrange(index...)
+    reporter?.report(.flushed)
+  }
+
+  // MARK: Events
+
+  private func handle(_ event: DecoderEvent) {
+    switch event {
+    case .formatKnown(let id, let format):
+      logger.info("track \(id): \(format)")
+      update(id) { $0.format = format }
+      announceLoadedIfReady()
+    case .finished(let id):
+      update(id) { $0.phase = .decoded }
+      reporter?.report(.decoderReady)
+      announceLoadedIfReady()
+      reportEndOfPlaybackIfDrained()
+      // A track shorter than the output threshold starts now.
+      if tracks.first?.id == id, tracks.first?.command.autostart.startsAutomatically == true,
+        tracks.first?.started == false
+      {
+        player.start(.now)
+      }
+    case .failed(let id, let message):
+      logger.error("track \(id): cannot decode: \(message)")
+      update(id) { $0.phase = .failed }
+      fetcher.close()
+      reporter?.report(.notSupported)
+    }
+  }
+
+  private func handle(_ event: OutputEvent) {
+    switch event {
+    case .trackStarted(let id):
+      // Tracks before this one are over.
+      tracks.removeAll { $0.id < id }
+      update(id) { $0.started = true }
+      reporter?.report(.trackStarted)
+    case .ranDry:
+      guard outputRunning else { return }
+      let streaming = tracks.contains { $0.phase == .streaming }
+      if streaming {
+        if let index = tracks.firstIndex(where: { $0.phase == .streaming }), !tracks[index].reportedUnderrun {
+          tracks[index].reportedUnderrun = true
+          reporter?.report(.outputUnderrun)
+        }
+      } else {
+        reportEndOfPlaybackIfDrained()
+      }
+    case .deviceFailed(let message):
+      logger.error("output: \(message)")
+    }
+  }
+
+  /// STMu: nothing is streaming or decoding and the output has played everything. Checked when
+  /// the output runs dry and when the decoder finishes, since either may come last.
+  private func reportEndOfPlaybackIfDrained() {
+    guard outputRunning, !tracks.contains(where: { $0.phase == .streaming }),
+      tracks.contains(where: { $0.started }), output.ring.fill == 0, output.boundaries.count == 0
+    else { return }
+    outputRunning = false
+    tracks.removeAll()
+    reporter?.report(.underrun)
+  }
+
+  /// STMl: a manually started stream has buffered its threshold and the decoder is ready.
+  private func announceLoadedIfReady() {
+    guard let index = tracks.firstIndex(where: { !$0.started && !$0.announcedLoaded }) else { return }
+    let track = tracks[index]
+    guard !track.command.autostart.startsAutomatically, track.format != nil || track.phase == .decoded else {
+      return
+    }
+    let threshold = UInt64(track.command.threshold) * 1024
+    guard fetcher.bytesReceived >= threshold || input.hasEnded else { return }
+    tracks[index].announcedLoaded = true
+    reporter?.report(.bufferLoaded)
+  }
+
+  private func update(_ id: Int, _ change: (inout PlaybackTrack) -> Void) {
+    if let index = tracks.firstIndex(where: { $0.id == id }) { change(&tracks[index]) }
+  }
+
+  private func heartbeatIfNeeded() {
+    guard heartbeat == nil else { return }
+    heartbeat = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+      guard let self, self.outputRunning, self.player.currentPosition().isRunning else { return }
+      self.reporter?.report(.heartbeat)
+    }
+  }
+
+  // MARK: StreamFetcherDelegate
+
+  public func streamConnected() { reporter?.report(.connecting) }
+  public func streamReceivedHead(_ head: HTTPResponseHead) { reporter?.send(.response(head.raw)) }
+  public func streamReceivedMetadata(_ block: [UInt8]) { reporter?.send(.metadata(block)) }
+
+  public func streamReceivedData() {
+    worker.wakeup.signal()
+    announceLoadedIfReady()
+  }
+
+  public func streamEnded(_ reason: DisconnectReason) {
+    worker.wakeup.signalAlways()
+    reporter?.send(.disconnected(reason))
+    announceLoadedIfReady()
+  }
+
+  // MARK: Helpers
+
+  static func codec(for format: StreamCommand.Format) -> Decoders.Codec? {
+    switch format {
+    case .flac: .flac
+    case .mp3: .mp3
+    case .opus: .opus
+    case .pcm: .pcm
+    default: nil
+    }
+  }
+
+  /// The CLOCK_MONOTONIC time (ns) at which our jiffies clock reads `jiffies` next (or just read it).
+  static func monotonicTime(ofJiffies jiffies: UInt32) -> UInt64 {
+    let nowMs = MonotonicClock.milliseconds()
+    let base = nowMs & ~UInt64(0xffff_ffff)
+    var target = base | UInt64(jiffies)
+    // Pick the reading closest to now (the 32-bit clock wraps every 49.7 days).
+    if target + 0x8000_0000 < nowMs { target += 0x1_0000_0000 }
+    if target > nowMs + 0x8000_0000 { target -= 0x1_0000_0000 }
+    return target * 1_000_000
+  }
+}

@@ -1,0 +1,162 @@
+import AudioBuffers
+import Logging
+import NIOCore
+import NIOPosix
+import SlimProto
+import Synchronization
+
+/// What a stream reports to the engine, on the control event loop.
+public protocol StreamFetcherDelegate: AnyObject {
+  func streamConnected()
+  func streamReceivedHead(_ head: HTTPResponseHead)
+  func streamReceivedMetadata(_ block: [UInt8])
+  /// New body bytes are in the stream ring.
+  func streamReceivedData()
+  /// The connection is over; `reason` is `.closedNormally` only for a clean end of the body.
+  func streamEnded(_ reason: DisconnectReason)
+}
+
+/// Fetches one `strm s` stream: connects to the given address, sends the request bytes verbatim,
+/// reads the response head, then moves the body into the stream ring with backpressure — it stops
+/// reading from the socket while the ring is full, so TCP holds the sender back.
+///
+/// Everything runs on `eventLoop` except `consumerDrained()`, which the decoder thread calls.
+public final class StreamFetcher: @unchecked Sendable {
+  public struct Configuration: Sendable {
+    public var connectTimeout: TimeAmount = .seconds(10)
+    /// No byte for this long while the ring has room: the stream has stalled.
+    public var stallTimeout: TimeAmount = .seconds(20)
+    public init() {}
+  }
+
+  public let eventLoop: any EventLoop
+  public weak var delegate: (any StreamFetcherDelegate)?
+  private let input: StreamInput
+  private let configuration: Configuration
+  private let logger: Logger
+  private var channel: (any Channel)?
+  private var handler: StreamHandler?
+  /// Set (by the loop) when reading stopped because the ring was full; cleared by whoever resumes.
+  private let paused = Atomic<Bool>(false)
+
+  /// Bytes of the response received so far (head and body, as LMS counts them).
+  public private(set) var bytesReceived: UInt64 = 0
+
+  public init(
+    eventLoop: any EventLoop, input: StreamInput, configuration: Configuration = Configuration(), logger: Logger
+  ) {
+    self.eventLoop = eventLoop
+    self.input = input
+    self.configuration = configuration
+    self.logger = logger
+  }
+
+  /// Starts a stream. `holdBody` (autostart 2/3) keeps the body back until `releaseBody`.
+  public func open(host: String, port: Int, request: [UInt8], holdBody: Bool) {
+    eventLoop.preconditionInEventLoop()
+    close()
+    bytesReceived = 0
+    paused.store(false, ordering: .relaxed)
+    let handler = StreamHandler(fetcher: self, request: request, holdBody: holdBody)
+    self.handler = handler
+    // The handler never leaves this loop: the channel is created on it.
+    let bound = NIOLoopBound(handler, eventLoop: eventLoop)
+    logger.info("stream: connecting to \(host):\(port)")
+    ClientBootstrap(group: eventLoop)
+      .connectTimeout(configuration.connectTimeout)
+      .channelOption(.autoRead, value: false)
+      .channelOption(.maxMessagesPerRead, value: 1)
+      .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 16 * 1024))
+      .channelInitializer { channel in
+        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }
+      }
+      .connect(host: host, port: port)
+      .hop(to: eventLoop)
+      .whenComplete { result in
+        let handler = bound.value
+        guard self.handler === handler else {
+          if case .success(let channel) = result { channel.close(promise: nil) }
+          return
+        }
+        switch result {
+        case .success(let channel):
+          self.channel = channel
+          self.scheduleStallCheck(for: handler)
+          self.delegate?.streamConnected()
+        case .failure(let error):
+          self.logger.error("stream: cannot connect to \(host):\(port): \(error)")
+          self.finish(handler, reason: .unreachable)
+        }
+      }
+  }
+
+  /// `cont`: let a held direct-stream body through, stripping ICY metadata every `metaInterval` bytes.
+  public func releaseBody(metaInterval: Int) {
+    eventLoop.preconditionInEventLoop()
+    handler?.release(metaInterval: metaInterval)
+  }
+
+  /// Ends the stream on the player's initiative (`strm q`, a new `strm s`): no DSCO is due.
+  public func close() {
+    eventLoop.preconditionInEventLoop()
+    handler?.detach()
+    handler = nil
+    channel?.close(promise: nil)
+    channel = nil
+  }
+
+  public var isOpen: Bool { handler != nil }
+
+  /// Decoder thread: it has made room in the ring. Resumes reading if the stream was waiting.
+  public func consumerDrained() {
+    guard paused.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else {
+      return
+    }
+    eventLoop.execute { self.handler?.resume() }
+  }
+
+  // MARK: Called by the handler on the loop
+
+  func received(byteCount: Int) {
+    bytesReceived += UInt64(byteCount)
+  }
+
+  /// Writes body bytes into the ring; returns how many fit.
+  func store(_ bytes: UnsafeRawBufferPointer) -> Int {
+    input.ring.write(bytes)
+  }
+
+  func markPaused() {
+    paused.store(true, ordering: .releasing)
+    // The consumer may have drained between the failed write and this store.
+    if input.ring.space > 0 { consumerDrained() }
+  }
+
+  func finish(_ handler: StreamHandler, reason: DisconnectReason) {
+    guard self.handler === handler else { return }
+    self.handler = nil
+    channel = nil
+    input.markEnded()
+    logger.info("stream: ended (\(reason)), \(bytesReceived) bytes")
+    delegate?.streamEnded(reason)
+  }
+
+  func head(_ head: HTTPResponseHead) { delegate?.streamReceivedHead(head) }
+  func metadata(_ block: [UInt8]) { delegate?.streamReceivedMetadata(block) }
+  func dataArrived() { delegate?.streamReceivedData() }
+  var log: Logger { logger }
+
+  private func scheduleStallCheck(for handler: StreamHandler) {
+    let timeout = configuration.stallTimeout
+    eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) {
+      guard self.handler === handler else { return }
+      if handler.isWaitingForNetwork && NIODeadline.now() - handler.lastActivity > timeout {
+        self.logger.error("stream: no data for \(timeout.nanoseconds / 1_000_000_000) s, closing")
+        // The handler reports the end (DSCO 4) once the connection has closed.
+        handler.abort(reason: .timeout)
+        return
+      }
+      self.scheduleStallCheck(for: handler)
+    }
+  }
+}

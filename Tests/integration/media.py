@@ -1,0 +1,166 @@
+"""Test media made by real encoders at test time, and a loopback HTTP server for them."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import subprocess
+import threading
+from pathlib import Path
+
+
+def run(*args: str) -> None:
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+class Media:
+    """Makes each file once per session: a WAV master, then encodings and reference decodes."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+    def tone(self, name: str, seconds: float = 3, rate: int = 44100, bits: int = 16, channels: int = 2,
+             freq: str = "440") -> Path:
+        """A WAV with a tone plus a little noise (so compressors cannot cheat)."""
+        target = self.path(name)
+        if not target.exists():
+            run("sox", "-n", "-r", str(rate), "-b", str(bits), "-c", str(channels), str(target),
+                "synth", str(seconds), "sine", freq, "whitenoise", "vol", "0.5", "remix", "-",
+                *(["channels", str(channels)] if channels > 1 else []))
+        return target
+
+    def flac(self, wav: Path) -> Path:
+        target = wav.with_suffix(".flac")
+        if not target.exists():
+            run("flac", "-s", "-f", "-o", str(target), str(wav))
+        return target
+
+    def raw_reference(self, wav: Path) -> bytes:
+        """Signed little-endian interleaved samples of the master, at its own width."""
+        target = wav.with_suffix(".ref.raw")
+        if not target.exists():
+            run("sox", str(wav), "-t", "raw", "-e", "signed-integer", "-L", str(target))
+        return target.read_bytes()
+
+    def flac_reference(self, flac: Path) -> bytes:
+        target = flac.with_suffix(".flacref.raw")
+        if not target.exists():
+            run("flac", "-s", "-f", "-d", "--force-raw-format", "--endian=little", "--sign=signed",
+                "-o", str(target), str(flac))
+        return target.read_bytes()
+
+
+def _cached(target: Path, *command: str) -> bytes:
+    if not target.exists():
+        run(*command)
+    return target.read_bytes()
+
+
+def mp3(media: "Media", wav: Path) -> Path:
+    target = wav.with_suffix(".mp3")
+    if not target.exists():
+        run("lame", "--quiet", "-b", "320", str(wav), str(target))
+    return target
+
+
+def mp3_reference(mp3_file: Path) -> bytes:
+    target = mp3_file.with_suffix(".mp3ref.raw")
+    if not target.exists():
+        with open(target, "wb") as out:
+            subprocess.run(["mpg123", "-q", "-s", str(mp3_file)], check=True, stdout=out)
+    return target.read_bytes()
+
+
+def opus(media: "Media", wav: Path) -> Path:
+    target = wav.with_suffix(".opus")
+    if not target.exists():
+        run("opusenc", "--quiet", "--bitrate", "128", str(wav), str(target))
+    return target
+
+
+def opus_reference(opus_file: Path) -> bytes:
+    wav = opus_file.with_suffix(".opusref.wav")
+    raw = opus_file.with_suffix(".opusref.raw")
+    if not raw.exists():
+        run("opusdec", "--quiet", "--no-dither", str(opus_file), str(wav))
+        run("sox", str(wav), "-t", "raw", "-e", "signed-integer", "-b", "16", "-L", str(raw))
+    return raw.read_bytes()
+
+
+class MediaServer:
+    """Serves a folder over HTTP/1.0 on loopback (one thread per request)."""
+
+    def __init__(self, folder: Path):
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, name: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{name}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # noqa: ANN002
+        pass
+
+    def guess_type(self, path):  # noqa: ANN001, ANN201
+        for suffix, mime in ((".flac", "audio/flac"), (".mp3", "audio/mpeg"), (".opus", "audio/opus"),
+                             (".wav", "audio/wav"), (".aif", "audio/aiff")):
+            if str(path).endswith(suffix):
+                return mime
+        return super().guess_type(path)
+
+
+class Capture:
+    """Reads a player's stdout (raw PCM) on a thread, as fast as it comes."""
+
+    def __init__(self, stream, bytes_per_second: float | None = None):  # noqa: ANN001
+        """With `bytes_per_second`, reads no faster than real time (like a sound card)."""
+        self.stream = stream
+        self.rate = bytes_per_second
+        self.started = None
+        self.data = bytearray()
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        import time
+
+        size = 4096 if self.rate else 65536
+        while True:
+            chunk = self.stream.read1(size) if hasattr(self.stream, "read1") else self.stream.read(size)
+            if not chunk:
+                return
+            with self.lock:
+                self.data.extend(chunk)
+                total = len(self.data)
+            if self.rate:
+                if self.started is None:
+                    self.started = time.monotonic()
+                ahead = total / self.rate - (time.monotonic() - self.started)
+                if ahead > 0:
+                    time.sleep(ahead)
+
+    def wait_for_length(self, length: int, timeout: float) -> bytes:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and len(self.bytes()) < length:
+            time.sleep(0.02)
+        time.sleep(0.1)  # anything beyond the expected length would show now
+        return self.bytes()
+
+    def bytes(self) -> bytes:
+        with self.lock:
+            return bytes(self.data)

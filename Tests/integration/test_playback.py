@@ -1,0 +1,187 @@
+"""What the server streams comes out of `-o -` sample for sample."""
+
+import struct
+import subprocess
+
+from media import Capture
+
+MAC = "02:11:22:33:44:60"
+
+
+def events(server, kinds=("STMs", "STMd", "STMu", "STMn", "STMo")):
+    return [s.event for s in server.recorder.stats if s.event in kinds]
+
+
+def play_and_capture(server, start_player, url, mime, seconds_timeout=20, extra=()):
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", *extra, capture=True)
+    capture = Capture(player.process.stdout)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+    server.call(lambda: client.volume_set(100))  # 0x10000: unity gain
+    server.call(lambda: client.play_url(url, mime_type=mime))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=seconds_timeout), player.log()
+    return player, capture
+
+
+def test_flac_16_44_is_bit_exact(server, start_player, media, media_server):
+    wav = media.tone("tone-16-44.wav", seconds=3)
+    flac = media.flac(wav)
+    player, capture = play_and_capture(server, start_player, media_server.url(flac.name), "audio/flac")
+    reference = media.flac_reference(flac)
+    got = capture.bytes()
+    assert len(got) == len(reference), player.log()
+    assert got == reference
+    assert events(server) == ["STMs", "STMd", "STMu"] or events(server) == ["STMd", "STMs", "STMu"]
+    dsco = [s for s in server.recorder.stats if s.event == "STMd"]
+    assert dsco
+
+
+def test_wav_is_bit_exact(server, start_player, media, media_server):
+    wav = media.tone("tone-wav.wav", seconds=2)
+    player, capture = play_and_capture(server, start_player, media_server.url(wav.name), "audio/wav")
+    reference = media.raw_reference(wav)
+    assert capture.bytes() == reference, player.log()
+
+
+def test_volume_50_gives_exactly_the_16_16_gain(server, start_player, media, media_server):
+    wav = media.tone("tone-vol.wav", seconds=1)
+    flac = media.flac(wav)
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "32", capture=True)
+    capture = Capture(player.process.stdout)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    server.call(lambda: client.volume_set(50))
+    gain = client.volume_control.new_gain()
+    assert 0 < gain < 0x10000
+    server.call(lambda: client.play_url(media_server.url(flac.name), mime_type="audio/flac"))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=20), player.log()
+    reference = media.flac_reference(flac)
+    samples = struct.unpack(f"<{len(reference) // 2}h", reference)
+    got = capture.bytes()
+    out = struct.unpack(f"<{len(got) // 4}i", got)
+    assert len(out) == len(samples), player.log()
+    # 32-bit output carries the whole product: (sample << 16) * gain >> 16, in every sample.
+    expected = [((s << 16) * gain) >> 16 for s in samples]
+    assert list(out) == expected
+
+
+def lms_style_strm(client, port: int, path: str, fmt: bytes = b"f", autostart: bytes = b"1", threshold: int = 255):
+    """An LMS library stream: server_ip 0 (the SlimProto server), explicit format, HTTP/1.0 request."""
+    request = f"GET {path} HTTP/1.0\r\n\r\n".encode()
+    return client._send_strm(
+        b"s", autostart=autostart, codec_details=fmt + b"????", threshold=threshold, flags=0,
+        output_threshold=1, server_port=port, server_ip=0, httpreq=request,
+    )
+
+
+def mute_resp(server, client):
+    """LMS ignores RESP for library streams; aioslimproto would answer it with codc + cont (pitfall 3)."""
+    async def ignore(data: bytes) -> None:
+        return None
+
+    client._process_resp = ignore
+
+
+def test_gapless_two_tracks_are_one_sample_exact_concatenation(server, start_player, media, media_server):
+    a = media.flac(media.tone("gap-a.wav", seconds=2, freq="330"))
+    b = media.flac(media.tone("gap-b.wav", seconds=2, freq="550"))
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", capture=True)
+    capture = Capture(player.process.stdout)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    server.call(lambda: client.volume_set(100))
+    server.call(lambda: client.play_url(media_server.url(a.name), mime_type="audio/flac"))
+    server.call(lambda: client.play_url(media_server.url(b.name), mime_type="audio/flac", enqueue=True, send_flush=False))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=20), player.log()
+    expected = media.flac_reference(a) + media.flac_reference(b)
+    assert capture.bytes() == expected
+    assert events(server).count("STMs") == 2
+    assert events(server).count("STMd") == 2
+
+
+def test_three_tracks_queued_quickly_give_three_track_starts(server, start_player, media, media_server):
+    names = [media.flac(media.tone(f"q{i}.wav", seconds=1, freq=str(300 + 100 * i))).name for i in range(3)]
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", capture=True)
+    capture = Capture(player.process.stdout, bytes_per_second=44100 * 4)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    queue = list(names)
+
+    def on_stat_count() -> int:
+        return sum(1 for s in server.recorder.stats if s.event == "STMd")
+
+    # Each strm s goes out as soon as the previous stream is decoded, long before it is heard.
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + queue.pop(0)))
+    for sent in (1, 2):
+        assert server.wait_for(lambda: on_stat_count() >= sent, timeout=5), player.log()
+        server.call(lambda: lms_style_strm(client, media_server.port, "/" + queue.pop(0)))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=20), player.log()
+    assert events(server).count("STMs") == 3
+    expected = b"".join(media.flac_reference(media.path(n)) for n in names)
+    assert capture.wait_for_length(len(expected), timeout=5) == expected
+
+
+def play_lms_style(server, start_player, media_server, name, fmt, extra=(), rate_bytes=None):
+    player = start_player(
+        "-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", "-d", "all=info", *extra, capture=True
+    )
+    capture = Capture(player.process.stdout, bytes_per_second=rate_bytes)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + name, fmt=fmt))
+    assert server.wait_for(lambda: "STMu" in events(server) or "STMn" in events(server), timeout=20), player.log()
+    return player, capture, client
+
+
+def test_mp3_is_bit_exact_without_encoder_delay_or_padding(server, start_player, media, media_server):
+    from media import mp3, mp3_reference
+
+    wav = media.tone("tone-mp3.wav", seconds=2)
+    encoded = mp3(media, wav)
+    player, capture, _ = play_lms_style(server, start_player, media_server, encoded.name, b"m")
+    reference = mp3_reference(encoded)
+    got = capture.wait_for_length(len(reference), timeout=5)
+    assert len(got) == len(reference) == len(media.raw_reference(wav)), player.log()
+    assert got == reference
+
+
+def test_opus_is_bit_exact_without_preskip(server, start_player, media, media_server):
+    from media import opus, opus_reference
+
+    wav = media.tone("tone-opus.wav", seconds=2, rate=48000)
+    encoded = opus(media, wav)
+    player, capture, _ = play_lms_style(server, start_player, media_server, encoded.name, b"u")
+    reference = opus_reference(encoded)
+    got = capture.wait_for_length(len(reference), timeout=5)
+    assert len(got) == len(reference) == len(media.raw_reference(wav)), player.log()
+    assert got == reference
+
+
+def test_lms_style_flac_24_96(server, start_player, media, media_server):
+    wav = media.tone("tone-24-96.wav", seconds=2, rate=96000, bits=24)
+    flac = media.flac(wav)
+    player, capture, _ = play_lms_style(server, start_player, media_server, flac.name, b"f", extra=("-a", "32"))
+    reference = media.flac_reference(flac)  # 24-bit little-endian, packed
+    got = capture.wait_for_length(len(reference) // 3 * 4, timeout=5)
+    expected = b"".join(b"\x00" + reference[i : i + 3] for i in range(0, len(reference), 3))
+    assert got == expected, player.log()
+
+
+def test_flac_body_starting_mid_stream_without_header(server, start_player, media, media_server):
+    """After a seek LMS sends FLAC frames from a frame boundary, with no fLaC marker or STREAMINFO."""
+    wav = media.tone("tone-seek.wav", seconds=3)
+    flac = media.flac(wav)
+    data = flac.read_bytes()
+    # The second frame's sync code (ff f8) after the metadata: find frame offsets with flac --analyze.
+    analysis = subprocess.run(["flac", "-s", "-a", "-c", str(flac)], check=True, capture_output=True, text=True).stdout
+    offsets = [int(line.split("offset=")[1].split()[0]) for line in analysis.splitlines() if line.startswith("frame=")]
+    cut = offsets[3]
+    seeked = media.path("tone-seek-cut.flac")
+    seeked.write_bytes(data[cut:])
+    player, capture, _ = play_lms_style(server, start_player, media_server, seeked.name, b"f")
+    reference = media.flac_reference(flac)
+    frames_skipped = 3 * 4096
+    tail = reference[frames_skipped * 4 :]
+    got = capture.wait_for_length(len(tail), timeout=5)
+    assert got == tail, player.log()

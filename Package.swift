@@ -51,7 +51,7 @@ let package = Package(
       swiftSettings: strict),
 
     // Output devices (ALSA, stdout, paced null) and the output thread.
-    .target(name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA"], swiftSettings: strict),
+    .target(name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA", "CSupport"], swiftSettings: strict),
 
     // HTTP stream fetch for `strm s`: request sent verbatim, ICY metadata, backpressure.
     .target(

@@ -28,6 +28,8 @@ public final class ALSAOutput: OutputDevice {
   private var pcm: OpaquePointer?
   public private(set) var sampleRate = 44100
   public private(set) var chunkFrames = 1024
+  /// The device buffer in frames, as ALSA granted it.
+  public private(set) var bufferSize = 0
   private var packer = SamplePacker(format: .s16)
   private var scratch: UnsafeMutableRawBufferPointer
 
@@ -90,6 +92,22 @@ public final class ALSAOutput: OutputDevice {
     }
     var periodFrames: snd_pcm_uframes_t = 0
     snd_pcm_hw_params_get_period_size(hw, &periodFrames, &direction)
+    // Start as soon as one period is queued: the default (a full buffer) never starts a short
+    // track on a device with a long buffer, such as PulseAudio's.
+    var sw: OpaquePointer?
+    snd_pcm_sw_params_malloc(&sw)
+    defer { snd_pcm_sw_params_free(sw) }
+    snd_pcm_sw_params_current(handle, sw)
+    snd_pcm_sw_params_set_start_threshold(handle, sw, periodFrames)
+    snd_pcm_sw_params_set_avail_min(handle, sw, periodFrames)
+    result = snd_pcm_sw_params(handle, sw)
+    guard result == 0 else {
+      snd_pcm_close(handle)
+      throw .cannotOpen(device: name, reason: "software parameters: \(alsaError(result))")
+    }
+    var bufferFrames: snd_pcm_uframes_t = 0
+    snd_pcm_hw_params_get_buffer_size(hw, &bufferFrames)
+    bufferSize = Int(bufferFrames)
     chunkFrames = max(64, min(Int(periodFrames), scratch.count / 8))
     pcm = handle
     sampleRate = rate
@@ -130,6 +148,22 @@ public final class ALSAOutput: OutputDevice {
     guard let pcm else { return 0 }
     var delay: snd_pcm_sframes_t = 0
     return snd_pcm_delay(pcm, &delay) == 0 ? max(0, delay) : 0
+  }
+
+  /// Waits until the buffer is empty (all of it available again, or the device ran dry), without
+  /// `snd_pcm_drain`, whose `prepare` afterwards can drop audio that a sound server still holds.
+  public func playOutQueued() {
+    guard let pcm else { return }
+    let limit = monotonicNanoseconds() + UInt64(bufferSize + sampleRate / 2) * 1_000_000_000 / UInt64(sampleRate)
+    while monotonicNanoseconds() < limit {
+      let state = snd_pcm_state(pcm)
+      guard state == SND_PCM_STATE_RUNNING || state == SND_PCM_STATE_PREPARED else { break }
+      let available = snd_pcm_avail(pcm)
+      if available < 0 || available >= bufferSize { break }
+      if state == SND_PCM_STATE_PREPARED { snd_pcm_start(pcm) }  // less than a period was queued
+      var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+      nanosleep(&pause, nil)
+    }
   }
 
   public func discardQueued() {

@@ -42,6 +42,10 @@ public final class NullOutput: OutputDevice {
 
   public func discardQueued() { playedUntil = now() }
 
+  public func playOutQueued() {
+    if playedUntil > now() { sleep(until: playedUntil) }
+  }
+
   private func now() -> UInt64 {
     var time = timespec()
     clock_gettime(CLOCK_MONOTONIC, &time)

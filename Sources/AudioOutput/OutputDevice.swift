@@ -29,4 +29,7 @@ public protocol OutputDevice: AnyObject {
   func delayFrames() -> Int
   /// Drops what is queued (pause or flush), so the device is ready to start again.
   func discardQueued()
+  /// Blocks until everything queued has been heard (the output ran out of frames), then stays
+  /// ready for more.
+  func playOutQueued()
 }

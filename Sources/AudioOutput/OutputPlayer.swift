@@ -12,6 +12,8 @@ public enum OutputEvent: Equatable, Sendable {
   case trackStarted(trackID: Int)
   /// The output buffer ran empty while playing (STMo or STMu, the engine decides).
   case ranDry
+  /// The device was (re)opened at a track's rate.
+  case deviceOpened(sampleRate: Int)
   /// The device failed; the player retries it.
   case deviceFailed(String)
 }
@@ -264,6 +266,12 @@ public final class OutputPlayer: @unchecked Sendable {
       return
     }
     guard frames > 0 else {
+      // Empty only counts once the device has played what it holds.
+      if !reportedDry, device.isOpen {
+        device.playOutQueued()
+        publish(running: true)
+        if output.ring.fill > 0 || output.boundaries.peek() != nil { return }
+      }
       if !reportedDry {
         reportedDry = true
         onEvent(.ranDry)
@@ -300,6 +308,7 @@ public final class OutputPlayer: @unchecked Sendable {
     if device.isOpen && device.sampleRate == rate { return true }
     do {
       try device.open(sampleRate: rate)
+      onEvent(.deviceOpened(sampleRate: rate))
       return true
     } catch {
       onEvent(.deviceFailed(error.description))

@@ -1,3 +1,5 @@
+import CSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -21,6 +23,11 @@ public final class StandardOutput: OutputDevice {
 
   public func open(sampleRate: Int) throws(OutputError) {
     self.sampleRate = sampleRate
+    if !isOpen {
+      // A pipe's default 64 KiB would hold 370 ms of CD audio that keeps draining into the reader
+      // through a pause; one page behaves like a sound card's short buffer.
+      _ = slimplay_set_pipe_size(1, 4096)
+    }
     isOpen = true
   }
 
@@ -42,6 +49,11 @@ public final class StandardOutput: OutputDevice {
     return taken.count / 2
   }
 
-  public func delayFrames() -> Int { 0 }
+  /// What sits in the pipe has not been heard yet (0 for a file or a terminal).
+  public func delayFrames() -> Int {
+    max(0, Int(slimplay_queued_bytes(1))) / packer.format.bytesPerFrame
+  }
   public func discardQueued() {}
+  /// A pipe drains into its reader by itself.
+  public func playOutQueued() {}
 }

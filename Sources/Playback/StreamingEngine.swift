@@ -34,6 +34,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   private var player: OutputPlayer!
   /// Where the SlimProto server is, for `strm s` with server IP 0.
   private let controlServer: () -> ServerAddress?
+  private let deviceName: String
 
   private var tracks: [PlaybackTrack] = []
   private var nextTrackID = 1
@@ -50,6 +51,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     self.eventLoop = eventLoop
     self.logger = logger
     self.controlServer = controlServer
+    deviceName = device.name
     input = StreamInput(capacity: configuration.streamBufferBytes)
     let frames = max(4096, configuration.outputBufferBytes / OutputFrames.bytesPerFrame)
     output = FrameOutput(capacityFrames: frames)
@@ -258,6 +260,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       } else {
         reportEndOfPlaybackIfDrained()
       }
+    case .deviceOpened(let rate):
+      logger.info("output: \(deviceName) opened at \(rate) Hz")
     case .deviceFailed(let message):
       logger.error("output: \(message)")
     }

@@ -151,6 +151,9 @@ class Capture:
                 ahead = total / self.rate - (time.monotonic() - self.started)
                 if ahead > 0:
                     time.sleep(ahead)
+                elif ahead < -0.05:
+                    # Nothing came for a while (paused): a sound card does not catch up.
+                    self.started = time.monotonic() - total / self.rate
 
     def wait_for_length(self, length: int, timeout: float) -> bytes:
         import time

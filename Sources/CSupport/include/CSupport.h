@@ -9,4 +9,10 @@ int slimplay_eventfd(void);
 /// Names the calling thread (15 characters at most), for top and ps.
 void slimplay_set_thread_name(const char *name);
 
+/// Bytes waiting in a pipe or socket (FIONREAD); works on a pipe's write end too. -1 on failure.
+int slimplay_queued_bytes(int fd);
+
+/// Sets a pipe's capacity (F_SETPIPE_SZ); returns the size granted, or -1 (not a pipe).
+int slimplay_set_pipe_size(int fd, int size);
+
 #endif

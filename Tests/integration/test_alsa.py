@@ -1,0 +1,133 @@
+"""The ALSA backend through a real, paced ALSA path: the `pulse` plugin into a PulseAudio null
+sink that the test starts, recorded from the sink's monitor."""
+
+import math
+import os
+import shutil
+import struct
+import subprocess
+import time
+
+import pytest
+
+from test_playback import MAC, events, lms_style_strm, mute_resp
+
+
+@pytest.fixture
+def pulse_sink(tmp_path):
+    assert shutil.which("pulseaudio") and shutil.which("parec"), "pulseaudio and pulseaudio-utils are needed"
+    folder = tmp_path / "pulse"
+    folder.mkdir()
+    socket_path = folder / "native"
+    env = dict(os.environ, PULSE_SERVER=f"unix:{socket_path}", HOME=str(folder), XDG_RUNTIME_DIR=str(folder))
+    daemon = subprocess.Popen(
+        ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
+         "-L", "module-null-sink sink_name=slimtest rate=44100",
+         "-L", f"module-native-protocol-unix socket={socket_path} auth-anonymous=1"],
+        env=env, stdout=subprocess.DEVNULL, stderr=open(folder / "pulse.log", "wb"),
+    )
+    deadline = time.monotonic() + 10
+    while not socket_path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert socket_path.exists(), (folder / "pulse.log").read_text()
+    yield env
+    daemon.terminate()
+    daemon.wait(5)
+
+
+class Recorder:
+    def __init__(self, env, path):
+        self.path = path
+        # Silence keeps the sink rendering, so the monitor delivers everything up to the end.
+        self.keepalive = subprocess.Popen(
+            ["pacat", "-d", "slimtest", "--raw", "--format=s16le", "--rate=44100", "--channels=2", "/dev/zero"],
+            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        self.process = subprocess.Popen(
+            ["parec", "-d", "slimtest.monitor", "--raw", "--format=s16le", "--rate=44100", "--channels=2",
+             "--latency-msec=10"],
+            env=env, stdout=open(path, "wb"), stderr=subprocess.DEVNULL,
+        )
+
+    def stop(self) -> list[int]:
+        time.sleep(0.5)
+        self.process.terminate()
+        self.keepalive.terminate()
+        self.keepalive.wait(5)
+        self.process.wait(5)
+        data = self.path.read_bytes()
+        return list(struct.unpack(f"<{len(data) // 2}h", data[: len(data) // 2 * 2]))[0::2]  # left channel
+
+
+def tone_segments(samples, rate=44100, threshold=1000):
+    """(start, end) sample indices of the runs that are not silence."""
+    window = rate // 100
+    loud = [max(abs(s) for s in samples[i : i + window]) > threshold for i in range(0, len(samples) - window, window)]
+    segments, start = [], None
+    for index, is_loud in enumerate(loud + [False]):
+        if is_loud and start is None:
+            start = index
+        elif not is_loud and start is not None:
+            segments.append((start * window, index * window))
+            start = None
+    return segments
+
+
+def frequency(samples, rate=44100):
+    crossings = sum(1 for a, b in zip(samples, samples[1:]) if a < 0 <= b)
+    return crossings * rate / len(samples)
+
+
+def test_alsa_pulse_plays_at_the_right_pitch_length_and_reopens_on_rate_change(
+    server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
+):
+    for key, value in pulse_sink.items():
+        monkeypatch.setenv(key, value)
+    a = media.path("alsa-440.wav")
+    b = media.path("alsa-1000-48k.wav")
+    if not a.exists():
+        subprocess.run(["sox", "-n", "-r", "44100", "-b", "16", "-c", "2", str(a), "synth", "2", "sine", "440", "vol", "0.5"], check=True)
+        subprocess.run(["sox", "-n", "-r", "48000", "-b", "16", "-c", "2", str(b), "synth", "1", "sine", "1000", "vol", "0.5"], check=True)
+    fa, fb = media.flac(a), media.flac(b)
+    recorder = Recorder(pulse_sink, tmp_path / "monitor.raw")
+    time.sleep(0.3)
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "pulse", "-d", "all=info")
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + fa.name))
+    started = server.wait_for(lambda: next((s for s in server.recorder.stats if s.event == "STMs"), None), timeout=5)
+    assert started, player.log()
+    # Elapsed follows real time: ask for a STAT a second after STMs and compare with the clock.
+    time.sleep(1.0)
+    before = len(server.recorder.stats)
+    asked = time.monotonic()
+    server.call(lambda: client._send_strm(b"t", flags=0, replay_gain=77))
+    reply = server.wait_for(
+        lambda: next((s for s in server.recorder.stats[before:] if s.server_timestamp == 77), None), timeout=2
+    )
+    elapsed = struct.unpack("!I", reply.raw[43:47])[0]
+    wall = (asked - started.received_at) * 1000
+    print(f"elapsed {elapsed} ms, wall clock since STMs {wall:.0f} ms")
+    assert abs(elapsed - wall) <= 20
+    assert server.wait_for(lambda: "STMd" in events(server), timeout=5), player.log()
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + fb.name))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    time.sleep(1.0)  # the monitor delivers what the sink played with some latency of its own
+    left = recorder.stop()
+    segments = tone_segments(left)
+    print("segments", segments, events(server))
+    assert len(segments) >= 1, player.log()
+    log = player.log()
+    assert "output: pulse opened at 44100 Hz" in log
+    assert "output: pulse opened at 48000 Hz" in log, "a rate change reopens the device"
+    assert events(server).count("STMs") == 2
+    start, end = segments[0][0], segments[-1][1]
+    total = (end - start) / 44100
+    print(f"recorded {total:.3f} s of sound, {frequency(left[start + 4410 : start + 48510]):.1f} Hz first")
+    assert 2.9 <= total <= 3.15, f"{total:.3f} s of sound, expected 3 s\n{player.log()}"
+    first = left[start + 4410 : start + 4410 + 44100]
+    assert abs(frequency(first) - 440) < 3
+    last = left[end - 4410 - 22050 : end - 4410]
+    assert abs(frequency(last) - 1000) < 5

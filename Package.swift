@@ -91,6 +91,7 @@ let package = Package(
 
     .executableTarget(name: "slimplay", dependencies: ["SlimplayCLI"], swiftSettings: strict),
 
+    .testTarget(name: "AudioOutputTests", dependencies: ["AudioOutput"], swiftSettings: strict),
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
     .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),

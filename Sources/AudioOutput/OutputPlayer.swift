@@ -83,7 +83,11 @@ public final class OutputPlayer: @unchecked Sendable {
 
   // Output-thread state.
   private var state = RunState.stopped
-  private var gain: (left: UInt32, right: UInt32) = (GainStage.unity, GainStage.unity)
+  private var volume: (left: UInt32, right: UInt32) = (GainStage.unity, GainStage.unity)
+  private var treatment = TrackTreatment()
+  private var gains = ChannelGains.unity
+  /// Per-track treatment, registered by the engine before the track's frames can arrive.
+  private let treatments = Mutex<[Int: TrackTreatment]>([:])
   private var silenceFrames = 0
   private var skipFrames = 0
   private var framesPlayed = 0
@@ -123,6 +127,11 @@ public final class OutputPlayer: @unchecked Sendable {
   public func start(_ condition: StartCondition) { post { $0.start = condition } }
   public func pause() { post { $0.pause = true } }
   public func setGain(left: UInt32, right: UInt32) { post { $0.gain = (left, right) } }
+
+  /// Replay gain, channel mode and polarity for a track, applied from its first frame.
+  public func setTreatment(_ treatment: TrackTreatment, forTrack trackID: Int) {
+    treatments.withLock { $0[trackID] = treatment }
+  }
   public func insertSilence(milliseconds: Int) { post { $0.silenceMilliseconds += milliseconds } }
   public func skip(milliseconds: Int) { post { $0.skipMilliseconds += milliseconds } }
 
@@ -186,7 +195,10 @@ public final class OutputPlayer: @unchecked Sendable {
       current = Requests()
       return copy
     }
-    if let gain = pending.gain { self.gain = gain }
+    if let gain = pending.gain {
+      volume = gain
+      gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+    }
     if pending.stop {
       state = .stopped
       publish(running: false)
@@ -284,8 +296,8 @@ public final class OutputPlayer: @unchecked Sendable {
     let samples = UnsafeMutableBufferPointer(
       start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
       count: frames * 2)
-    GainStage.apply(left: gain.left, right: gain.right, to: samples)
-    let dither = gain.left != GainStage.unity || gain.right != GainStage.unity
+    GainStage.apply(gains, to: samples)
+    let dither = gains.needsDither
     guard let written = write(UnsafeBufferPointer(samples), dither: dither) else { return }
     frames = written
     output.ring.commitRead(frames * OutputFrames.bytesPerFrame)
@@ -297,6 +309,8 @@ public final class OutputPlayer: @unchecked Sendable {
   private func beginTrack(_ boundary: TrackBoundary) {
     guard ensureOpen(rate: boundary.format.sampleRate) else { return }
     if boundary.isNewTrack {
+      treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
+      gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
       trackID = boundary.trackID
       framesPlayed = 0
       publish(running: true)

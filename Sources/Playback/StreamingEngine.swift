@@ -158,6 +158,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     let id = nextTrackID
     nextTrackID += 1
     tracks.append(PlaybackTrack(id: id, command: command))
+    player.setTreatment(Self.treatment(for: command), forTrack: id)
 
     if command.format == .unknown {
       pendingCodec = (id, nil, nil)
@@ -321,6 +322,22 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   }
 
   // MARK: Helpers
+
+  /// Replay gain and channel flags of a `strm s`. Each inversion bit acts on its own channel
+  /// (squeezelite inverts only when both are set); both channel-select bits mean a mono mix.
+  static func treatment(for command: StreamCommand) -> TrackTreatment {
+    let flags = command.flags
+    let channels: ChannelMode
+    switch (flags.contains(.leftOnly), flags.contains(.rightOnly)) {
+    case (true, true): channels = .mono
+    case (true, false): channels = .leftOnly
+    case (false, true): channels = .rightOnly
+    case (false, false): channels = .stereo
+    }
+    return TrackTreatment(
+      replayGain: command.value, channels: channels, invertLeft: flags.contains(.invertLeft),
+      invertRight: flags.contains(.invertRight))
+  }
 
   static func codec(for format: StreamCommand.Format) -> Decoders.Codec? {
     switch format {

@@ -64,12 +64,15 @@ def test_volume_50_gives_exactly_the_16_16_gain(server, start_player, media, med
     assert list(out) == expected
 
 
-def lms_style_strm(client, port: int, path: str, fmt: bytes = b"f", autostart: bytes = b"1", threshold: int = 255):
+def lms_style_strm(
+    client, port: int, path: str, fmt: bytes = b"f", autostart: bytes = b"1", threshold: int = 255,
+    flags: int = 0, replay_gain: int = 0,
+):
     """An LMS library stream: server_ip 0 (the SlimProto server), explicit format, HTTP/1.0 request."""
     request = f"GET {path} HTTP/1.0\r\n\r\n".encode()
     return client._send_strm(
-        b"s", autostart=autostart, codec_details=fmt + b"????", threshold=threshold, flags=0,
-        output_threshold=1, server_port=port, server_ip=0, httpreq=request,
+        b"s", autostart=autostart, codec_details=fmt + b"????", threshold=threshold, flags=flags,
+        output_threshold=1, replay_gain=replay_gain, server_port=port, server_ip=0, httpreq=request,
     )
 
 
@@ -185,3 +188,21 @@ def test_flac_body_starting_mid_stream_without_header(server, start_player, medi
     tail = reference[frames_skipped * 4 :]
     got = capture.wait_for_length(len(tail), timeout=5)
     assert got == tail, player.log()
+
+
+def test_replay_gain_and_polarity_flags(server, start_player, media, media_server):
+    flac = media.flac(media.tone("tone-replay.wav", seconds=1))
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "32", capture=True)
+    capture = Capture(player.process.stdout)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    # Replay gain 0.5 (16.16), left channel inverted (flag 0x01).
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + flac.name, flags=0x01, replay_gain=0x8000))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    reference = media.flac_reference(flac)
+    samples = struct.unpack(f"<{len(reference) // 2}h", reference)
+    got = capture.wait_for_length(len(samples) * 4, timeout=5)
+    out = struct.unpack(f"<{len(got) // 4}i", got)
+    expected = [(((s << 16) * 0x8000) >> 16) * (-1 if i % 2 == 0 else 1) for i, s in enumerate(samples)]
+    assert list(out) == expected

@@ -95,7 +95,9 @@ class MediaServer:
     """Serves a folder over HTTP/1.0 on loopback (one thread per request)."""
 
     def __init__(self, folder: Path):
-        handler = functools.partial(_QuietHandler, directory=str(folder))
+        # LMS serves every library track as /stream.mp3?player=<mac>; tests point it at a file.
+        self.aliases: dict[str, str] = {}
+        handler = functools.partial(_QuietHandler, directory=str(folder), aliases=self.aliases)
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.port = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -110,8 +112,16 @@ class MediaServer:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def __init__(self, *args, aliases: dict[str, str], **kwargs):  # noqa: ANN002, ANN003
+        self.aliases = aliases
+        super().__init__(*args, **kwargs)
+
     def log_message(self, *args) -> None:  # noqa: ANN002
         pass
+
+    def translate_path(self, path: str) -> str:
+        route = path.split("?", 1)[0]
+        return super().translate_path("/" + self.aliases[route] if route in self.aliases else path)
 
     def guess_type(self, path):  # noqa: ANN001, ANN201
         for suffix, mime in ((".flac", "audio/flac"), (".mp3", "audio/mpeg"), (".opus", "audio/opus"),

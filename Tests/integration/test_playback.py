@@ -206,3 +206,20 @@ def test_replay_gain_and_polarity_flags(server, start_player, media, media_serve
     out = struct.unpack(f"<{len(got) // 4}i", got)
     expected = [(((s << 16) * 0x8000) >> 16) * (-1 if i % 2 == 0 else 1) for i, s in enumerate(samples)]
     assert list(out) == expected
+
+
+def test_lms_library_stream_request_is_sent_verbatim(server, start_player, media, media_server):
+    """LMS's own flavour: autostart 1, server IP 0, `GET /stream.mp3?player=<mac> HTTP/1.0`."""
+    flac = media.flac(media.tone("tone-lms.wav", seconds=1))
+    media_server.aliases["/stream.mp3"] = flac.name
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", capture=True)
+    capture = Capture(player.process.stdout)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    server.call(lambda: lms_style_strm(client, media_server.port, f"/stream.mp3?player={MAC}"))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    reference = media.flac_reference(flac)
+    assert capture.wait_for_length(len(reference), timeout=5) == reference
+    assert [s.event for s in server.recorder.stats if s.event in ("STMf", "STMc")][:2] == ["STMf", "STMc"]
+    assert server.recorder.disconnects == [0]

@@ -81,6 +81,17 @@ public final class RingBuffer: @unchecked Sendable {
     return UnsafeRawBufferPointer(rebasing: storage[offset..<offset + count])
   }
 
+  /// Consumer: the contiguous readable bytes starting `offset` bytes past the read position (empty
+  /// when the producer has not written that far). For looking ahead, e.g. into the next track.
+  public func readableRegion(afterSkipping offset: Int) -> UnsafeRawBufferPointer {
+    let r = consumed.load(ordering: .relaxed) + offset
+    let w = written.load(ordering: .acquiring)
+    guard r < w else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+    let position = r % capacity
+    let count = min(w - r, capacity - position)
+    return UnsafeRawBufferPointer(rebasing: storage[position..<position + count])
+  }
+
   public func commitRead(_ count: Int) {
     let r = consumed.load(ordering: .relaxed)
     consumed.store(r + count, ordering: .releasing)

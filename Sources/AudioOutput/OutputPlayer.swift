@@ -5,38 +5,6 @@ import Synchronization
   import Glibc
 #endif
 
-/// What the output thread tells the engine (delivered through `onEvent`, off the audio thread's
-/// critical path).
-public enum OutputEvent: Equatable, Sendable {
-  /// The first frame of a track is being written to the device (STMs).
-  case trackStarted(trackID: Int)
-  /// The output buffer ran empty while playing (STMo or STMu, the engine decides).
-  case ranDry
-  /// The device was (re)opened at a track's rate.
-  case deviceOpened(sampleRate: Int)
-  /// The device failed; the player retries it.
-  case deviceFailed(String)
-}
-
-/// Where playback is, for STAT: frames of the current track written, the device delay then, and
-/// when that was measured.
-public struct PlayPosition: Equatable, Sendable {
-  public var trackID = -1
-  public var framesPlayed = 0
-  public var delayFrames = 0
-  public var measuredAtNanoseconds: UInt64 = 0
-  public var sampleRate = 44100
-  public var isRunning = false
-
-  /// Milliseconds of the current track heard by now (squeezelite's formula).
-  public func elapsedMilliseconds(now: UInt64) -> Int {
-    let heard = max(0, framesPlayed - delayFrames)
-    var ms = heard * 1000 / max(1, sampleRate)
-    if isRunning, now > measuredAtNanoseconds { ms += Int((now - measuredAtNanoseconds) / 1_000_000) }
-    return ms
-  }
-}
-
 /// The output thread: takes frames from the output ring, applies gain, switches tracks exactly
 /// at their boundaries and writes to the device. It takes no lock across a system call and
 /// allocates nothing per buffer; the control side talks to it through `requests`.
@@ -70,30 +38,38 @@ public final class OutputPlayer: @unchecked Sendable {
     var acknowledge = false
   }
 
-  private let output: FrameOutput
-  private let device: any OutputDevice
+  let output: FrameOutput
+  let device: any OutputDevice
   private let wakeup = Wakeup()
   private let requests = Mutex(Requests())
   private let acknowledged: UnsafeMutablePointer<sem_t>
   private let position = Mutex(PlayPosition())
   /// Called on the output thread; keep it short (the engine hops to its event loop).
-  private let onEvent: @Sendable (OutputEvent) -> Void
+  let onEvent: @Sendable (OutputEvent) -> Void
   /// Signalled when frames were consumed, so the decoder can refill.
-  private let consumed: Wakeup
+  let consumed: Wakeup
 
   // Output-thread state.
   private var state = RunState.stopped
   private var volume: (left: UInt32, right: UInt32) = (GainStage.unity, GainStage.unity)
   private var treatment = TrackTreatment()
-  private var gains = ChannelGains.unity
+  var gains = ChannelGains.unity
   /// Per-track treatment, registered by the engine before the track's frames can arrive.
-  private let treatments = Mutex<[Int: TrackTreatment]>([:])
+  let treatments = Mutex<[Int: TrackTreatment]>([:])
   private var silenceFrames = 0
   private var skipFrames = 0
-  private var framesPlayed = 0
-  private var trackID = -1
+  var framesPlayed = 0
+  var trackID = -1
   private var reportedDry = false
   private let silence: UnsafeMutableBufferPointer<Int32>
+  /// Scratch for crossfade mixing, one chunk long.
+  let mix: UnsafeMutableBufferPointer<Int32>
+  /// The transition planned into the next boundary, computed once per boundary.
+  var plan: TransitionPlan?
+  /// A fade-in running at the start of the current track: (first frame, length).
+  private var fadeIn: (start: Int, frames: Int)?
+  /// The track whose crossfade has begun (its start was already announced).
+  var crossfading: (trackID: Int, frames: Int)?
 
   public init(
     output: FrameOutput, device: any OutputDevice, consumed: Wakeup,
@@ -107,12 +83,15 @@ public final class OutputPlayer: @unchecked Sendable {
     sem_init(acknowledged, 0, 0)
     silence = .allocate(capacity: 2 * 4096)
     silence.initialize(repeating: 0)
+    mix = .allocate(capacity: 2 * 16384)
+    mix.initialize(repeating: 0)
   }
 
   deinit {
     sem_destroy(acknowledged)
     acknowledged.deallocate()
     silence.deallocate()
+    mix.deallocate()
   }
 
   public func startThread() {
@@ -212,6 +191,9 @@ public final class OutputPlayer: @unchecked Sendable {
       framesPlayed = 0
       trackID = -1
       reportedDry = false
+      plan = nil
+      fadeIn = nil
+      crossfading = nil
       publish(running: false)
     }
     if let frame = pending.flushFrom {
@@ -259,6 +241,7 @@ public final class OutputPlayer: @unchecked Sendable {
     }
     let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
     var limit = Int.max
+    var fadeOut: (position: Int, frames: Int)?
     if let boundary = output.boundaries.peek() {
       if boundary.frame <= readFrame {
         output.boundaries.pop()
@@ -266,6 +249,18 @@ public final class OutputPlayer: @unchecked Sendable {
         return
       }
       limit = boundary.frame - readFrame
+      if var plan = transitionPlan(into: boundary, readFrame: readFrame) {
+        let windowStart = boundary.frame - plan.frames
+        if readFrame < windowStart {
+          limit = windowStart - readFrame  // arrive exactly at the window
+        } else if plan.kind == .crossfade, plan.crossfadePossible {
+          if crossfadeChunk(into: boundary, plan: plan, readFrame: readFrame) { return }
+          plan.crossfadePossible = false
+          self.plan = plan
+        } else if plan.kind == .fadeOut || plan.kind == .fadeOutIn {
+          fadeOut = (readFrame - windowStart, plan.frames)
+        }
+      }
     }
     let region = output.ring.readableRegion()
     var frames = min(region.count / OutputFrames.bytesPerFrame, limit, device.chunkFrames)
@@ -296,8 +291,21 @@ public final class OutputPlayer: @unchecked Sendable {
     let samples = UnsafeMutableBufferPointer(
       start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
       count: frames * 2)
+    var ramped = false
+    if let fadeOut {
+      Ramp.apply(to: samples, from: fadeOut.position, of: fadeOut.frames, falling: true)
+      ramped = true
+    }
+    if let fade = fadeIn {
+      if readFrame >= fade.start + fade.frames {
+        fadeIn = nil
+      } else {
+        Ramp.apply(to: samples, from: readFrame - fade.start, of: fade.frames, falling: false)
+        ramped = true
+      }
+    }
     GainStage.apply(gains, to: samples)
-    let dither = gains.needsDither
+    let dither = gains.needsDither || ramped
     guard let written = write(UnsafeBufferPointer(samples), dither: dither) else { return }
     frames = written
     output.ring.commitRead(frames * OutputFrames.bytesPerFrame)
@@ -308,14 +316,34 @@ public final class OutputPlayer: @unchecked Sendable {
 
   private func beginTrack(_ boundary: TrackBoundary) {
     guard ensureOpen(rate: boundary.format.sampleRate) else { return }
-    if boundary.isNewTrack {
-      treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
-      gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
-      trackID = boundary.trackID
-      framesPlayed = 0
-      publish(running: true)
-      onEvent(.trackStarted(trackID: boundary.trackID))
+    guard boundary.isNewTrack else { return }
+    let wasPlaying = trackID >= 0
+    treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
+    gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+    trackID = boundary.trackID
+    plan = nil
+    fadeIn = nil
+    if let crossfade = crossfading, crossfade.trackID == boundary.trackID {
+      // Its first frames were already heard, mixed into the end of the previous track.
+      // The frames after the boundary that were mixed in are consumed without being counted again.
+      crossfading = nil
+      output.ring.commitRead(crossfade.frames * OutputFrames.bytesPerFrame)
+      consumed.signal()
+      return
     }
+    let transition = treatment.transition
+    let rate = boundary.format.sampleRate
+    switch transition.kind {
+    case .fadeIn: fadeIn = (boundary.frame, transition.seconds * rate)
+    case .fadeOutIn: fadeIn = (boundary.frame, transition.seconds * rate / 2)
+    // A crossfade with nothing before it, or one that could not happen, fades in instead.
+    case .crossfade: fadeIn = (boundary.frame, wasPlaying ? 0 : transition.seconds * rate)
+    case .none, .fadeOut: break
+    }
+    if fadeIn?.frames == 0 { fadeIn = nil }
+    framesPlayed = 0
+    publish(running: true)
+    onEvent(.trackStarted(trackID: boundary.trackID))
   }
 
   private func ensureOpen(rate: Int) -> Bool {
@@ -331,7 +359,7 @@ public final class OutputPlayer: @unchecked Sendable {
     }
   }
 
-  private func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
+  func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
     do {
       return try device.write(samples, dither: dither)
     } catch {
@@ -342,7 +370,7 @@ public final class OutputPlayer: @unchecked Sendable {
     }
   }
 
-  private func publish(running: Bool) {
+  func publish(running: Bool) {
     let delay = device.isOpen ? device.delayFrames() : 0
     let now = monotonicNanoseconds()
     let rate = device.sampleRate

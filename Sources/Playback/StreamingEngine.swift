@@ -334,9 +334,18 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     case (false, true): channels = .rightOnly
     case (false, false): channels = .stereo
     }
+    let kind: Transition.Kind
+    switch command.transitionType {
+    case .none: kind = .none
+    case .crossfade, .immediateCrossfade: kind = .crossfade
+    case .fadeIn: kind = .fadeIn
+    case .fadeOut: kind = .fadeOut
+    case .fadeInOut: kind = .fadeOutIn
+    }
     return TrackTreatment(
       replayGain: command.value, channels: channels, invertLeft: flags.contains(.invertLeft),
-      invertRight: flags.contains(.invertRight))
+      invertRight: flags.contains(.invertRight),
+      transition: Transition(kind: kind, seconds: Int(min(command.transitionPeriod, 10))))
   }
 
   static func codec(for format: StreamCommand.Format) -> Decoders.Codec? {

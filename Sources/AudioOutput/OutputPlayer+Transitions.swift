@@ -1,0 +1,77 @@
+import AudioBuffers
+
+/// Crossfades and fades: the window before a track boundary, planned once per boundary.
+extension OutputPlayer {
+  struct TransitionPlan {
+    var trackID: Int
+    var kind: Transition.Kind
+    /// Length of the window before the boundary (crossfade or fade out), in frames.
+    var frames: Int
+    /// False once a crossfade turned out impossible (the new track was not decoded in time).
+    var crossfadePossible = true
+  }
+
+  /// The window before `boundary` in which the current track crossfades or fades out.
+  func transitionPlan(into boundary: TrackBoundary, readFrame: Int) -> TransitionPlan? {
+    if let plan, plan.trackID == boundary.trackID { return plan.frames > 0 ? plan : nil }
+    guard boundary.isNewTrack, trackID >= 0 else { return nil }
+    let transition = treatments.withLock { $0[boundary.trackID]?.transition } ?? Transition()
+    let rate = device.isOpen ? device.sampleRate : boundary.format.sampleRate
+    // The old track's frames: those played plus those still before the boundary.
+    let oldTrackFrames = framesPlayed + (boundary.frame - readFrame)
+    let ringFrames = output.ring.capacity / OutputFrames.bytesPerFrame
+    var frames = 0
+    switch transition.kind {
+    case .crossfade where boundary.format.sampleRate == rate:
+      // Both ends must fit in the ring together.
+      frames = min(transition.seconds * rate, oldTrackFrames, ringFrames * 9 / 20)
+    case .fadeOut:
+      frames = min(transition.seconds * rate, oldTrackFrames)
+    case .fadeOutIn:
+      frames = min(transition.seconds * rate / 2, oldTrackFrames)
+    default:
+      frames = 0
+    }
+    let plan = TransitionPlan(trackID: boundary.trackID, kind: transition.kind, frames: frames)
+    self.plan = plan
+    return frames > 0 ? plan : nil
+  }
+
+  /// Plays one chunk of the crossfade window: old frames mixed with the new track's first
+  /// frames, read ahead past the boundary. False if the new frames are not there (no crossfade).
+  func crossfadeChunk(into boundary: TrackBoundary, plan: TransitionPlan, readFrame: Int) -> Bool {
+    let windowStart = boundary.frame - plan.frames
+    let position = readFrame - windowStart
+    if position == 0 || crossfading?.trackID != boundary.trackID {
+      // Begin only with the whole of the new track's part decoded: it cannot be waited for later.
+      guard output.ring.totalWritten / OutputFrames.bytesPerFrame >= boundary.frame + plan.frames,
+        position == 0
+      else { return false }
+      crossfading = (boundary.trackID, plan.frames)
+      framesPlayed = 0  // the new track is heard from here: its elapsed time starts now
+      onEvent(.trackStarted(trackID: boundary.trackID))
+    }
+    let old = output.ring.readableRegion()
+    let aheadBytes = (boundary.frame + position - readFrame) * OutputFrames.bytesPerFrame
+    let incoming = output.ring.readableRegion(afterSkipping: aheadBytes)
+    let frames = min(
+      old.count / OutputFrames.bytesPerFrame, incoming.count / OutputFrames.bytesPerFrame,
+      boundary.frame - readFrame, device.chunkFrames, mix.count / 2)
+    guard frames > 0 else { return true }
+    let samples = UnsafeMutableBufferPointer(rebasing: mix[0..<frames * 2])
+    _ = samples.initialize(
+      from: UnsafeBufferPointer(start: old.baseAddress!.assumingMemoryBound(to: Int32.self), count: frames * 2))
+    Ramp.crossfade(
+      samples,
+      with: UnsafeBufferPointer(start: incoming.baseAddress!.assumingMemoryBound(to: Int32.self), count: frames * 2),
+      from: position, of: plan.frames)
+    GainStage.apply(gains, to: samples)
+    guard let written = write(UnsafeBufferPointer(samples), dither: true) else { return true }
+    output.ring.commitRead(written * OutputFrames.bytesPerFrame)
+    framesPlayed += written
+    publish(running: true)
+    consumed.signal()
+    return true
+  }
+
+}

@@ -1,0 +1,33 @@
+import AudioBuffers
+
+/// What the output thread tells the engine (delivered through `onEvent`, off the audio thread's
+/// critical path).
+public enum OutputEvent: Equatable, Sendable {
+  /// The first frame of a track is being written to the device (STMs).
+  case trackStarted(trackID: Int)
+  /// The output buffer ran empty while playing (STMo or STMu, the engine decides).
+  case ranDry
+  /// The device was (re)opened at a track's rate.
+  case deviceOpened(sampleRate: Int)
+  /// The device failed; the player retries it.
+  case deviceFailed(String)
+}
+
+/// Where playback is, for STAT: frames of the current track written, the device delay then, and
+/// when that was measured.
+public struct PlayPosition: Equatable, Sendable {
+  public var trackID = -1
+  public var framesPlayed = 0
+  public var delayFrames = 0
+  public var measuredAtNanoseconds: UInt64 = 0
+  public var sampleRate = 44100
+  public var isRunning = false
+
+  /// Milliseconds of the current track heard by now (squeezelite's formula).
+  public func elapsedMilliseconds(now: UInt64) -> Int {
+    let heard = max(0, framesPlayed - delayFrames)
+    var ms = heard * 1000 / max(1, sampleRate)
+    if isRunning, now > measuredAtNanoseconds { ms += Int((now - measuredAtNanoseconds) / 1_000_000) }
+    return ms
+  }
+}

@@ -77,6 +77,7 @@ class Recorder:
     hellos: list[Hello] = field(default_factory=list)
     stats: list[Stat] = field(default_factory=list)
     disconnects: list[int] = field(default_factory=list)
+    metadata: list[bytes] = field(default_factory=list)
     events: list[tuple[float, EventType, str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -129,7 +130,14 @@ def _install_recording_hooks() -> None:
                 recorder.disconnects.append(data[0])
         _original_dsco(self, data)
 
+    def process_meta(self: SlimClient, data: bytes) -> None:  # aioslimproto has no META handler
+        recorder = _recorder_of(self)
+        if recorder is not None:
+            with recorder.lock:
+                recorder.metadata.append(bytes(data))
+
     SlimClient._process_dsco = process_dsco
+    SlimClient._process_meta = process_meta
     SlimClient._process_helo = process_helo
     SlimClient._process_stat = process_stat
     SlimClient._slimplay_hooked = True

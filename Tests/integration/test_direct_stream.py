@@ -1,0 +1,75 @@
+"""Direct streams (autostart 2/3): RESP, the body held until `cont`, `codc` for an unknown format,
+and ICY metadata stripped from the audio and sent as META."""
+
+import socket
+import struct
+import threading
+
+from media import Capture
+from test_playback import MAC, events, mute_resp
+
+
+def start(server, start_player):
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", capture=True)
+    capture = Capture(player.process.stdout)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+    server.call(lambda: client.volume_set(100))
+    return player, capture, client
+
+
+def test_unknown_format_is_set_by_codc(server, start_player, media, media_server):
+    flac = media.flac(media.tone("codc.wav", seconds=1))
+    media_server.aliases["/track"] = flac.name  # no extension: aioslimproto sends format '?'
+    player, capture, client = start(server, start_player)
+    server.call(lambda: client.play_url(media_server.url("track")))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    reference = media.flac_reference(flac)
+    assert capture.wait_for_length(len(reference), timeout=5) == reference
+
+
+def icy_server(body: bytes, interval: int, titles: list[bytes]):
+    """Serves `body` once with an ICY metadata block after every `interval` audio bytes."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    requests: list[bytes] = []
+
+    def serve():
+        conn, _ = listener.accept()
+        with conn:
+            requests.append(conn.recv(4096))
+            conn.sendall(b"ICY 200 OK\r\nicy-metaint: %d\r\nContent-Type: audio/wav\r\n\r\n" % interval)
+            for index, offset in enumerate(range(0, len(body), interval)):
+                conn.sendall(body[offset : offset + interval])
+                title = titles[index] if index < len(titles) else b""
+                padded = title + b"\0" * (-len(title) % 16)
+                conn.sendall(bytes([len(padded) // 16]) + padded)
+        listener.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return listener.getsockname()[1], requests
+
+
+def test_icy_metadata_is_stripped_and_sent_as_meta(server, start_player, media):
+    wav = media.tone("icy.wav", seconds=2)
+    body = wav.read_bytes()
+    port, requests = icy_server(body, 16000, [b"StreamTitle='One';", b"", b"StreamTitle='Two';"])
+    player, capture, client = start(server, start_player)
+    mute_resp(server, client)  # aioslimproto would answer with metaint 0; LMS reads icy-metaint
+    request = b"GET /radio HTTP/1.0\r\nIcy-MetaData: 1\r\n\r\n"
+    server.call(
+        lambda: client._send_strm(
+            b"s", autostart=b"3", codec_details=b"p????", threshold=1, flags=0, output_threshold=1,
+            server_port=port, server_ip=0x7F000001, httpreq=request,
+        )
+    )
+    assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5)
+    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    assert requests == [request], "the request goes out verbatim"
+    reference = media.raw_reference(wav)
+    assert capture.wait_for_length(len(reference), timeout=5) == reference
+    titles = [m.rstrip(b"\0") for m in server.recorder.metadata]
+    assert titles == [b"StreamTitle='One';", b"StreamTitle='Two';"]

@@ -224,3 +224,13 @@ def test_lms_library_stream_request_is_sent_verbatim(server, start_player, media
     assert capture.wait_for_length(len(reference), timeout=5) == reference
     assert [s.event for s in server.recorder.stats if s.event in ("STMf", "STMc")][:2] == ["STMf", "STMc"]
     assert server.recorder.disconnects == [0]
+
+
+def test_aiff_is_bit_exact(server, start_player, media, media_server):
+    wav = media.tone("tone-aiff.wav", seconds=2)
+    aiff = media.path("tone-aiff.aif")
+    if not aiff.exists():
+        subprocess.run(["sox", str(wav), str(aiff)], check=True)
+    player, capture, _ = play_lms_style(server, start_player, media_server, aiff.name, b"p")
+    reference = media.raw_reference(wav)
+    assert capture.wait_for_length(len(reference), timeout=5) == reference, player.log()

@@ -11,7 +11,7 @@ public enum MACAddressSource {
   }
 
   static func interfaceAddress(sysfsRoot: String) -> MACAddress? {
-    for name in listDirectory(sysfsRoot).sorted() where name != "lo" {
+    for name in FileIO.entries(of: sysfsRoot).sorted() where name != "lo" {
       guard let text = FileIO.readText("\(sysfsRoot)/\(name)/address"),
         let address = MACAddress(text.trimmingWhitespace()),
         address.bytes[0..<3] != [0, 0, 0]
@@ -65,21 +65,4 @@ extension String {
     else { return "" }
     return String(self[first...last])
   }
-}
-
-#if canImport(Glibc)
-  import Glibc
-#endif
-
-func listDirectory(_ path: String) -> [String] {
-  guard let dir = opendir(path) else { return [] }
-  defer { closedir(dir) }
-  var names: [String] = []
-  while let entry = readdir(dir) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-    }
-    if name != "." && name != ".." { names.append(name) }
-  }
-  return names
 }

@@ -1,3 +1,5 @@
+import SlimConnection
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Darwin)
@@ -57,16 +59,7 @@ struct TemporaryDirectory {
 }
 
 func directoryEntries(_ path: String) -> [String] {
-  guard let dir = opendir(path) else { return [] }
-  defer { closedir(dir) }
-  var names: [String] = []
-  while let entry = readdir(dir) {
-    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-    }
-    if name != "." && name != ".." { names.append(name) }
-  }
-  return names
+  FileIO.entries(of: path)
 }
 
 private func removeTree(_ path: String) {

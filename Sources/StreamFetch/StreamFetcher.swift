@@ -39,7 +39,8 @@ public final class StreamFetcher: @unchecked Sendable {
   /// Set (by the loop) when reading stopped because the ring was full; cleared by whoever resumes.
   private let paused = Atomic<Bool>(false)
 
-  /// Bytes of the response received so far (head and body, as LMS counts them).
+  /// Body bytes received so far (ICY metadata included, the response head not): a reconnecting
+  /// HELO reports it and LMS resumes the file at that offset.
   public private(set) var bytesReceived: UInt64 = 0
 
   public init(

@@ -64,7 +64,6 @@ final class StreamHandler: ChannelInboundHandler {
     var buffer = unwrapInboundIn(data)
     guard let fetcher else { return }
     lastActivity = .now()
-    fetcher.received(byteCount: buffer.readableBytes)
     switch state {
     case .awaitingHead(var bytes):
       bytes.append(contentsOf: buffer.readableBytesView)
@@ -79,8 +78,10 @@ final class StreamHandler: ChannelInboundHandler {
       acceptHead(Array(bytes[..<end]), body: bytes[end...])
     case .holding:
       bodyBytes += buffer.readableBytes
+      fetcher.received(byteCount: buffer.readableBytes)
       held.append(&buffer)
     case .body:
+      fetcher.received(byteCount: buffer.readableBytes)
       accept(&buffer)
       deliver()
     case .connecting, .finished:
@@ -165,6 +166,7 @@ final class StreamHandler: ChannelInboundHandler {
       return
     }
     var rest = ByteBuffer(bytes: body)
+    fetcher.received(byteCount: rest.readableBytes)
     if holdBody {
       state = .holding
       bodyBytes += rest.readableBytes

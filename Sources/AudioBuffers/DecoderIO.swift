@@ -46,6 +46,10 @@ public final class FrameOutput: @unchecked Sendable {
   }
 
   public var freeFrames: Int { ring.space / OutputFrames.bytesPerFrame }
+  public var capacityFrames: Int { ring.capacity / OutputFrames.bytesPerFrame }
+  /// Free frames at which a waiting decoder is worth waking: it then decodes in one long burst
+  /// instead of a sliver per output period.
+  public var refillFrames: Int { capacityFrames / 4 }
   public var bufferedFrames: Int { ring.fill / OutputFrames.bytesPerFrame }
   /// Absolute frame position of the next frame to be written.
   public var writeFrame: Int { ring.totalWritten / OutputFrames.bytesPerFrame }

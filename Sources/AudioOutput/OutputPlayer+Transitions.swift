@@ -70,7 +70,7 @@ extension OutputPlayer {
     output.ring.commitRead(written * OutputFrames.bytesPerFrame)
     framesPlayed += written
     publish(running: true)
-    consumed.signal()
+    wakeDecoderIfRoom()
     return true
   }
 

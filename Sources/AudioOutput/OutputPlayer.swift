@@ -269,7 +269,7 @@ public final class OutputPlayer: @unchecked Sendable {
       output.ring.commitRead(skipped * OutputFrames.bytesPerFrame)
       skipFrames -= skipped
       framesPlayed += skipped
-      consumed.signal()
+      wakeDecoderIfRoom()
       return
     }
     guard frames > 0 else {
@@ -311,7 +311,7 @@ public final class OutputPlayer: @unchecked Sendable {
     output.ring.commitRead(frames * OutputFrames.bytesPerFrame)
     framesPlayed += frames
     publish(running: true)
-    consumed.signal()
+    wakeDecoderIfRoom()
   }
 
   private func beginTrack(_ boundary: TrackBoundary) {
@@ -328,7 +328,7 @@ public final class OutputPlayer: @unchecked Sendable {
       // The frames after the boundary that were mixed in are consumed without being counted again.
       crossfading = nil
       output.ring.commitRead(crossfade.frames * OutputFrames.bytesPerFrame)
-      consumed.signal()
+      wakeDecoderIfRoom()
       return
     }
     let transition = treatment.transition
@@ -344,6 +344,12 @@ public final class OutputPlayer: @unchecked Sendable {
     framesPlayed = 0
     publish(running: true)
     onEvent(.trackStarted(trackID: boundary.trackID))
+  }
+
+  /// Wakes the decoder only when there is room worth filling (a quarter of the ring): one
+  /// wake-up per burst rather than one per output period.
+  func wakeDecoderIfRoom() {
+    if output.freeFrames >= output.refillFrames { consumed.signal() }
   }
 
   private func ensureOpen(rate: Int) -> Bool {

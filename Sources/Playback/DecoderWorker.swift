@@ -124,7 +124,9 @@ final class DecoderWorker: @unchecked Sendable {
         continue
       }
       if output.freeFrames < decoder.minimumFreeFrames {
-        wakeup.wait(timeoutMilliseconds: 200) { self.output.freeFrames < decoder.minimumFreeFrames }
+        // The output wakes us once a quarter of its ring is free; the timeout is a backstop.
+        let refill = max(decoder.minimumFreeFrames, output.refillFrames)
+        wakeup.wait(timeoutMilliseconds: 1000) { self.output.freeFrames < refill }
         continue
       }
       let before = output.ring.totalWritten

@@ -15,11 +15,14 @@ public final class ALSAOutput: OutputDevice {
     public var period = 4
     /// nil = probe S32_LE → S24_LE → S24_3LE → S16_LE.
     public var format: SampleFormat?
+    /// Write through ALSA's mmap interface when the device offers it (else read/write).
+    public var mmap: Bool
 
-    public init(buffer: Int = 40, period: Int = 4, format: SampleFormat? = nil) {
+    public init(buffer: Int = 40, period: Int = 4, format: SampleFormat? = nil, mmap: Bool = true) {
       self.buffer = buffer
       self.period = period
       self.format = format
+      self.mmap = mmap
     }
   }
 
@@ -30,6 +33,8 @@ public final class ALSAOutput: OutputDevice {
   public private(set) var chunkFrames = 1024
   /// The device buffer in frames, as ALSA granted it.
   public private(set) var bufferSize = 0
+  /// Whether the open device took mmap access.
+  public private(set) var usesMmap = false
   private var packer = SamplePacker(format: .s16)
   private var scratch: UnsafeMutableRawBufferPointer
 
@@ -56,7 +61,13 @@ public final class ALSAOutput: OutputDevice {
     snd_pcm_hw_params_malloc(&hw)
     defer { snd_pcm_hw_params_free(hw) }
     snd_pcm_hw_params_any(handle, hw)
-    snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED)
+    // A plugin PCM (PulseAudio, PipeWire, JACK) only emulates mmap with an extra copy, and at the
+    // end of a stream it held back the last frames: mmap is for devices that really map memory.
+    let isPluginPCM = snd_pcm_type(handle) == SND_PCM_TYPE_IOPLUG || snd_pcm_type(handle) == SND_PCM_TYPE_EXTPLUG
+    usesMmap =
+      parameters.mmap && !isPluginPCM
+      && snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_MMAP_INTERLEAVED) == 0
+    if !usesMmap { snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED) }
     // A `hw:` device plays only what the hardware does; anything else may resample in ALSA.
     snd_pcm_hw_params_set_rate_resample(handle, hw, name.hasPrefix("hw:") ? 0 : 1)
     let candidates = parameters.format.map { [$0] } ?? [.s32, .s24, .s24_3, .s16]
@@ -128,7 +139,8 @@ public final class ALSAOutput: OutputDevice {
     var offset = 0
     while offset < frames {
       let pointer = scratch.baseAddress! + offset * packer.format.bytesPerFrame
-      let written = snd_pcm_writei(pcm, pointer, snd_pcm_uframes_t(frames - offset))
+      let count = snd_pcm_uframes_t(frames - offset)
+      let written = usesMmap ? snd_pcm_mmap_writei(pcm, pointer, count) : snd_pcm_writei(pcm, pointer, count)
       if written >= 0 {
         offset += written
         continue
@@ -150,19 +162,24 @@ public final class ALSAOutput: OutputDevice {
     return snd_pcm_delay(pcm, &delay) == 0 ? max(0, delay) : 0
   }
 
-  /// Waits until the buffer is empty (all of it available again, or the device ran dry), without
-  /// `snd_pcm_drain`, whose `prepare` afterwards can drop audio that a sound server still holds.
+  /// Pushes the last frames through by writing one buffer of silence behind them, then waits for
+  /// the buffer to empty. Without the padding a sound server such as PulseAudio keeps the tail of
+  /// the last track in its own queue; `snd_pcm_drain` followed by `prepare` can drop it outright.
   public func playOutQueued() {
     guard let pcm else { return }
-    let limit = monotonicNanoseconds() + UInt64(bufferSize + sampleRate / 2) * 1_000_000_000 / UInt64(sampleRate)
-    while monotonicNanoseconds() < limit {
-      let state = snd_pcm_state(pcm)
-      guard state == SND_PCM_STATE_RUNNING || state == SND_PCM_STATE_PREPARED else { break }
-      let available = snd_pcm_avail(pcm)
-      if available < 0 || available >= bufferSize { break }
-      if state == SND_PCM_STATE_PREPARED { snd_pcm_start(pcm) }  // less than a period was queued
-      var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
-      nanosleep(&pause, nil)
+    memset(scratch.baseAddress!, 0, scratch.count)
+    var remaining = bufferSize
+    while remaining > 0 {
+      let count = min(remaining, chunkFrames)
+      let written =
+        usesMmap
+        ? snd_pcm_mmap_writei(pcm, scratch.baseAddress!, snd_pcm_uframes_t(count))
+        : snd_pcm_writei(pcm, scratch.baseAddress!, snd_pcm_uframes_t(count))
+      if written < 0 {
+        guard snd_pcm_recover(pcm, Int32(written), 1) == 0 else { return }
+        continue
+      }
+      remaining -= written
     }
   }
 

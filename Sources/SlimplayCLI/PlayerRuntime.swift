@@ -91,7 +91,8 @@ struct PlayerRuntime {
       device = ALSAOutput(
         name: name,
         parameters: .init(
-          buffer: settings.outputParameters.buffer, period: settings.outputParameters.period, format: format))
+          buffer: settings.outputParameters.buffer, period: settings.outputParameters.period, format: format,
+          mmap: settings.outputParameters.mmap))
     }
     return StreamingEngine(
       configuration: .init(

@@ -148,7 +148,11 @@ final class DecoderWorker: @unchecked Sendable {
       case .decoded:
         continue
       case .needsInput:
-        wakeup.wait(timeoutMilliseconds: 200) { self.input.ring.fill == 0 && !self.input.hasEnded }
+        // The decoder wants more than is buffered (often the rest of a frame): sleep until the
+        // stream adds bytes, not merely while the ring is empty, or a stream arriving at play
+        // speed keeps this thread spinning.
+        let buffered = input.ring.fill
+        wakeup.wait(timeoutMilliseconds: 200) { self.input.ring.fill == buffered && !self.input.hasEnded }
       case .finished:
         onEvent(.finished(trackID: job.trackID))
         finishJob()

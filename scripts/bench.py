@@ -1,0 +1,861 @@
+"""slimplay against squeezelite, same machine, same run: CPU and memory while playing, startup
+times, decode throughput (also against the bare decoder tools), binary sizes, idle footprint.
+
+Both players connect to the same aioslimproto LoopbackServer and stream the same generated
+media from the same loopback HTTP server, LMS-style (strm s, autostart, server_ip 0, explicit
+format). Runs alternate between the players (and swap who goes first each run); the table shows
+medians. It is a report: nothing here passes or fails.
+
+Run through `scripts/bench`, which installs the tools, makes the venv and builds the player.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.server
+import json
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "Tests" / "integration"))
+sys.path.insert(0, str(ROOT / "scripts"))
+from aioslimproto.models import EventType  # noqa: E402
+from footprint import measure as idle_measure  # noqa: E402
+from footprint import proc_status  # noqa: E402
+from lms import LoopbackServer  # noqa: E402
+from media import MediaServer  # noqa: E402
+from test_playback import lms_style_strm, mute_resp  # noqa: E402
+
+PLAYERS = ("slimplay", "squeezelite")
+MACS = {"slimplay": "02:00:00:00:be:01", "squeezelite": "02:00:00:00:be:02"}
+READER = Path(__file__).resolve().parent / "bench_reader.py"
+# Both players' default output buffer: 3,528,000 bytes of stereo 32-bit frames (10 s at 44.1 kHz).
+# The decoder runs that far ahead of what is heard, so it stops decoding that long before the end.
+OUTPUT_BUFFER_BYTES = 44_100 * 8 * 10
+
+
+@dataclass(frozen=True)
+class Codec:
+    key: str
+    label: str
+    rate: int
+    bits: int  # of the master and the FLAC
+    fmt: bytes  # strm format byte
+    token: str  # HELO capability
+    out_bits: int  # -a for `-o -`
+
+    @property
+    def out_bytes_per_second(self) -> int:
+        return self.rate * 2 * (4 if self.out_bits > 16 else 2)
+
+    @property
+    def buffer_seconds(self) -> float:
+        return OUTPUT_BUFFER_BYTES / (self.rate * 8)
+
+
+CODECS = [
+    Codec("flac16", "FLAC 16/44.1", 44100, 16, b"f", "flc", 16),
+    Codec("flac24", "FLAC 24/96", 96000, 24, b"f", "flc", 32),
+    Codec("mp3", "MP3 320k", 44100, 16, b"m", "mp3", 16),
+    Codec("opus", "Opus 128k", 48000, 16, b"u", "ops", 16),
+]
+
+
+def run(*command: str) -> None:
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def median(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+# --- CPU time -----------------------------------------------------------------------------------
+
+
+def cpu_sample(pid: int) -> dict:
+    """Per-thread run time in ns (/proc/PID/task/*/schedstat), name and context switches, and the
+    process's utime+stime in s (/proc/PID/stat).
+
+    schedstat is exact to the nanosecond; utime+stime counts in 10 ms ticks, too coarse for a
+    process that uses 0.3 % of a core over 10 s. Threads that ended are only in /proc/PID/stat.
+    """
+    threads = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            ns = int((task / "schedstat").read_text().split()[0])
+            name = (task / "comm").read_text().strip()
+            switches = 0
+            for line in (task / "status").read_text().splitlines():
+                if "ctxt_switches:" in line:  # voluntary and nonvoluntary
+                    switches += int(line.split()[1])
+            threads[int(task.name)] = (ns, name, switches)
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat[stat.rindex(")") + 2 :].split()
+    ticks = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return {"threads": threads, "ticks": ticks}
+
+
+def cpu_between(before: dict, after: dict) -> float:
+    """Exact from the threads' schedstat. A thread that ended inside the window (slimplay's idle
+    Dispatch workers do) takes its time with it: then the ticks decide, if they show more."""
+    exact = sum(ns - before["threads"].get(tid, (0,))[0] for tid, (ns, _, _) in after["threads"].items()) / 1e9
+    ticks = after["ticks"] - before["ticks"]
+    ended = set(before["threads"]) - set(after["threads"])
+    # utime+stime are whole ticks of the total: each reading is up to one tick short.
+    return ticks if ended and ticks - exact > 2 / os.sysconf("SC_CLK_TCK") else exact
+
+
+def per_thread(before: dict, after: dict, seconds: float) -> list[dict]:
+    """CPU ms and wake-ups (context switches) per second of each thread, busiest first."""
+    rows = []
+    for tid, (ns, name, switches) in after["threads"].items():
+        ns0, _, switches0 = before["threads"].get(tid, (0, name, 0))
+        rows.append({"tid": tid, "name": name, "cpu_ms_per_s": (ns - ns0) / 1e6 / seconds,
+                     "switches_per_s": (switches - switches0) / seconds})
+    return sorted(rows, key=lambda r: -r["cpu_ms_per_s"])
+
+
+class PacedMediaServer:
+    """Serves each file at its own average bit rate (a little faster), the way an internet radio
+    stream or a real-time transcode arrives: the player never has a full stream buffer."""
+
+    def __init__(self, folder: Path, seconds_of: dict[str, float], headroom: float = 1.02):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # noqa: ANN002
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                name = self.path.lstrip("/").split("?")[0]
+                data = (folder / name).read_bytes()
+                rate = len(data) / seconds_of[name] * headroom
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                started, sent = time.monotonic(), 0
+                while sent < len(data):
+                    try:
+                        self.wfile.write(data[sent : sent + 1400])
+                    except OSError:
+                        return
+                    sent += 1400
+                    ahead = sent / rate - (time.monotonic() - started)
+                    if ahead > 0:
+                        time.sleep(ahead)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.httpd.handle_error = lambda request, address: None
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+# --- the bench ----------------------------------------------------------------------------------
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.work = Path(tempfile.mkdtemp(prefix="slimplay-bench-"))
+        os.chmod(self.work, 0o755)
+        self.media_dir = self.work / "media"
+        self.media_dir.mkdir()
+        self.state_dir = self.work / "state"
+        self.state_dir.mkdir()
+        os.chmod(self.state_dir, 0o777)  # slimplay runs as nobody
+        self.logs = self.work / "logs"
+        self.logs.mkdir()
+        os.chmod(self.logs, 0o777)
+        # squeezelite as root mlockall()s every mapped page (its FFmpeg tree): run both players as
+        # an ordinary user would.
+        self.prefix = (
+            ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
+        )
+        self.server = LoopbackServer()
+        self.server.start()
+        self.media_server = MediaServer(self.media_dir)
+        # Stopping a player mid-stream resets its connection: not worth a traceback.
+        self.media_server.httpd.handle_error = lambda request, address: None
+        self.seconds_of: dict[str, float] = {}
+        self.paced_server = PacedMediaServer(self.media_dir, self.seconds_of)
+        self.counter = 0
+
+    def close(self) -> None:
+        self.media_server.close()
+        self.paced_server.close()
+        self.server.close()
+        if self.args.keep:
+            print(f"work folder kept: {self.work}", file=sys.stderr)
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+    # media
+
+    def master(self, rate: int, bits: int, seconds: float) -> Path:
+        """Pink noise (×0.07) under slowly moving tones: FLAC makes ~835 kbps of it at 16/44.1."""
+        target = self.media_dir / f"master-{rate}-{bits}-{seconds:g}.wav"
+        if not target.exists():
+            s = f"{seconds:g}"
+            noise = f"|sox -n -r {rate} -c 2 -p synth {s} pinknoise pinknoise vol 0.07"
+            tones = (f"|sox -n -r {rate} -c 2 -p synth {s} sine 220 sine 331 synth {s} sine mix 440-880 "
+                     f"sine mix 554 tremolo 0.3 40 vol 0.35")
+            run("sox", "-D", "-m", noise, tones, "-b", str(bits), str(target))
+        return target
+
+    def encoded(self, codec: Codec, seconds: float) -> Path:
+        wav = self.master(codec.rate, codec.bits, seconds)
+        suffix = {"flac16": ".flac", "flac24": ".flac", "mp3": ".mp3", "opus": ".opus"}[codec.key]
+        target = wav.with_suffix(suffix)
+        if not target.exists():
+            if suffix == ".flac":
+                run("flac", "-s", "-f", "-o", str(target), str(wav))
+            elif suffix == ".mp3":
+                run("lame", "--quiet", "-b", "320", str(wav), str(target))
+            else:
+                run("opusenc", "--quiet", "--bitrate", "128", str(wav), str(target))
+        self.seconds_of[target.name] = seconds
+        return target
+
+    def tool_command(self, codec: Codec, path: Path) -> list[str]:
+        if codec.fmt == b"f":
+            return ["flac", "-d", "-c", "-s", "--force-raw-format", "--endian=little", "--sign=signed", str(path)]
+        if codec.fmt == b"m":
+            return ["mpg123", "-q", "-s", str(path)]
+        # opusdec resamples to the original input rate unless told otherwise; the players don't.
+        return ["opusdec", "--quiet", "--no-dither", "--rate", "48000", str(path), "-"]
+
+    # processes
+
+    def command(self, player: str, output: list[str]) -> list[str]:
+        common = ["-s", f"127.0.0.1:{self.server.port}", "-m", MACS[player]]
+        if player == "slimplay":
+            return [*self.prefix, self.args.slimplay, "--state-dir", str(self.state_dir), *common, *output]
+        return [*self.prefix, self.args.squeezelite, *common, *output]
+
+    def start(self, command: list[str], reader_rate: float | None) -> dict:
+        """Starts a player; with a reader rate, its stdout goes to a reader process (0 = unpaced)."""
+        self.counter += 1
+        log = open(self.logs / f"{self.counter:03d}-{Path(command[len(self.prefix)]).name}.log", "wb")
+        report = self.work / f"reader-{self.counter}.json"
+        started = time.monotonic()
+        process = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stderr=log,
+            stdout=subprocess.PIPE if reader_rate is not None else subprocess.DEVNULL,
+        )
+        reader = None
+        if reader_rate is not None:
+            reader = subprocess.Popen(
+                [sys.executable, str(READER), "--rate", str(reader_rate), "--report", str(report)],
+                stdin=process.stdout, stdout=subprocess.DEVNULL,
+            )
+            process.stdout.close()
+        log.close()
+        return {"process": process, "reader": reader, "report": report, "started": started, "command": command}
+
+    def stop(self, running: dict, mac: str | None = None) -> dict | None:
+        process = running["process"]
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        result = None
+        if running["reader"]:
+            try:
+                running["reader"].wait(10)
+            except subprocess.TimeoutExpired:
+                running["reader"].terminate()
+                running["reader"].wait()
+            if running["report"].exists():
+                result = json.loads(running["report"].read_text())
+        if mac:
+            self.server.wait_for(lambda: self.server.player(mac) is None, timeout=5)
+        return result
+
+    def connect(self, running: dict, mac: str, timeout: float = 15):
+        client = self.server.wait_for(lambda: self.server.player(mac), timeout=timeout, step=0.01)
+        if not client:
+            raise RuntimeError(f"{running['command']} did not register")
+        return client
+
+    def hello_of(self, mac: str, since: float):
+        with self.server.recorder.lock:
+            hellos = [h for h in self.server.recorder.hellos if h.mac == mac and h.received_at >= since]
+        return hellos[0] if hellos else None
+
+    def prepare(self, client) -> None:  # noqa: ANN001
+        mute_resp(self.server, client)
+        self.server.call(lambda: client.volume_set(100))  # unity gain for both
+
+    def stats_count(self) -> int:
+        with self.server.recorder.lock:
+            return len(self.server.recorder.stats)
+
+    def stat_after(self, index: int, event: str, timeout: float, step: float = 0.01):
+        def find():
+            with self.server.recorder.lock:
+                return next((s for s in self.server.recorder.stats[index:] if s.event == event), None)
+
+        return self.server.wait_for(find, timeout=timeout, step=step)
+
+    def strm(self, client, codec: Codec, path: Path, paced: bool = False) -> float:  # noqa: ANN001
+        port = self.paced_server.port if paced else self.media_server.port
+        sent = time.monotonic()
+        self.server.call(lambda: lms_style_strm(client, port, "/" + path.name, fmt=codec.fmt))
+        return sent
+
+    # measurements
+
+    def sizes(self) -> dict:
+        def shared_libraries(binary: str) -> int:
+            out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+            paths = set()
+            for line in out.splitlines():
+                parts = line.split("=>")
+                candidate = (parts[1] if len(parts) > 1 else parts[0]).strip().split(" (")[0].strip()
+                if candidate.startswith("/"):
+                    paths.add(os.path.realpath(candidate))
+            return sum(os.path.getsize(p) for p in paths)
+
+        stripped = self.work / "slimplay.stripped"
+        run("strip", "-o", str(stripped), self.args.slimplay)
+        squeezelite_stripped = self.work / "squeezelite.stripped"
+        run("strip", "-o", str(squeezelite_stripped), self.args.squeezelite)
+        return {
+            "slimplay": {
+                "binary_bytes": os.path.getsize(self.args.slimplay),
+                "stripped_bytes": os.path.getsize(stripped),
+                "shared_libraries_bytes": shared_libraries(self.args.slimplay),
+            },
+            "squeezelite": {
+                "binary_bytes": os.path.getsize(self.args.squeezelite),
+                "stripped_bytes": os.path.getsize(squeezelite_stripped),
+                "shared_libraries_bytes": shared_libraries(self.args.squeezelite),
+            },
+        }
+
+    def idle(self, player: str) -> dict:
+        # squeezelite keeps its output open and writes silence while stopped: `-C 1` closes it.
+        output = ["-o", "null"] if player == "slimplay" else ["-o", "null", "-C", "1"]
+        return idle_measure(self.command(player, output), MACS[player], self.server, self.args.idle_settle,
+                            self.args.idle_window)
+
+    def startup(self, player: str, codec: Codec, path: Path) -> dict:
+        """Process start → HELO, and → first non-zero PCM byte on stdout when the server sends
+        strm s the moment the player has registered."""
+        mac = MACS[player]
+        sent: list[float] = []
+
+        def on_connect(event) -> None:  # noqa: ANN001 (runs on the server's loop)
+            client = self.server.server.get_player(mac)
+            mute_resp(self.server, client)
+            sent.append(time.monotonic())
+            asyncio.get_running_loop().create_task(
+                lms_style_strm(client, self.media_server.port, "/" + path.name, fmt=codec.fmt))
+
+        unsubscribe = self.server.server.subscribe(on_connect, EventType.PLAYER_CONNECTED, mac)
+        index = self.stats_count()
+        running = self.start(self.command(player, ["-o", "-", "-a", str(codec.out_bits)]), reader_rate=0)
+        try:
+            self.connect(running, mac)
+            hello = self.hello_of(mac, running["started"])
+            self.stat_after(index, "STMs", timeout=15)
+            time.sleep(0.3)
+        finally:
+            report = self.stop(running, mac)
+            unsubscribe()
+        first = report and report["first_nonzero_at"]
+        return {
+            "hello_s": hello.received_at - running["started"] if hello else None,
+            "first_audio_s": first - running["started"] if first else None,
+            "strm_to_first_audio_s": first - sent[0] if first and sent else None,
+        }
+
+    def playing(self, player: str, codec: Codec, path: Path, seconds: float, stdout: bool = False,
+                paced_stream: bool = False) -> dict:
+        """CPU, memory and threads while playing at real time. slimplay plays to `-o null`, which
+        keeps real time itself; with `stdout` it plays like squeezelite does here. With
+        `paced_stream` the file arrives at its own bit rate, like internet radio."""
+        mac = MACS[player]
+        if player == "slimplay" and not stdout:
+            running = self.start(self.command(player, ["-o", "null"]), reader_rate=None)
+        else:
+            # No paced null output in squeezelite: stdout into a reader that takes real time.
+            running = self.start(self.command(player, ["-o", "-", "-a", str(codec.out_bits)]),
+                                 reader_rate=codec.out_bytes_per_second)
+        try:
+            client, hello = self.ready(running, mac, codec, settle=0.5)
+            if client is None:
+                return {"supported": False}
+            index = self.stats_count()
+            sent = self.strm(client, codec, path, paced=paced_stream)
+            stms = self.stat_after(index, "STMs", timeout=20)
+            if not stms:
+                raise RuntimeError(f"{player}: no STMs for {codec.label}")
+            # Measure only while playing and while the decoder still has input: it runs one output
+            # buffer ahead of what is heard.
+            window_start = stms.received_at + self.args.lead
+            # (A paced stream keeps the decoder busy to the end: it only waits for the network.)
+            latest_end = stms.received_at + seconds - (0 if paced_stream else codec.buffer_seconds) - 1.5
+            window_end = min(window_start + self.args.window, latest_end)
+            if window_end - window_start < 1:
+                raise RuntimeError(f"--seconds {seconds} is too short for a CPU window with {codec.label}")
+            pid = running["process"].pid
+            time.sleep(max(0.0, window_start - time.monotonic()))
+            before = cpu_sample(pid)
+            measured_from = time.monotonic()
+            peak = {"rss_kb": 0, "rss_anon_kb": 0, "threads": 0}
+            while time.monotonic() < window_end:
+                status = proc_status(pid)
+                peak["rss_kb"] = max(peak["rss_kb"], int(status["VmRSS"].split()[0]))
+                peak["rss_anon_kb"] = max(peak["rss_anon_kb"], int(status["RssAnon"].split()[0]))
+                peak["threads"] = max(peak["threads"], int(status["Threads"]))
+                time.sleep(min(0.25, max(0.0, window_end - time.monotonic())))
+            after = cpu_sample(pid)
+            window = time.monotonic() - measured_from
+            cpu = cpu_between(before, after)
+            decoded = self.stat_after(index, "STMd", timeout=0)
+        finally:
+            report = self.stop(running, mac)
+        return {
+            "supported": True,
+            "window_s": window,
+            "cpu_s": cpu,
+            "cpu_ticks_s": after["ticks"] - before["ticks"],
+            "wakeups_per_s": sum(t["switches_per_s"] for t in per_thread(before, after, window)),
+            "threads_cpu": per_thread(before, after, window),
+            "cpu_s_per_audio_min": 60 * cpu / window,
+            "cpu_percent": 100 * cpu / window,
+            **peak,
+            "hello_s": hello.received_at - running["started"] if hello else None,
+            "strm_to_stms_s": stms.received_at - sent,
+            # Sanity: the decoder must not have finished inside the window.
+            "decoder_done_in_window": bool(decoded and decoded.received_at < window_end),
+            "reader": report,
+        }
+
+    def ready(self, running: dict, mac: str, codec: Codec, settle: float):  # noqa: ANN201
+        """Waits for the player to register; (None, hello) when it does not offer the codec."""
+        client = self.connect(running, mac)
+        hello = self.hello_of(mac, running["started"])
+        if hello and codec.token not in hello.capabilities.split(","):
+            return None, hello
+        self.prepare(client)
+        time.sleep(settle)
+        return client, hello
+
+    def throughput(self, player: str, codec: Codec, path: Path, seconds: float) -> dict:
+        """Unpaced: `-o -` into a reader that takes everything at once; strm s → last audio byte."""
+        mac = MACS[player]
+        running = self.start(self.command(player, ["-o", "-", "-a", str(codec.out_bits)]), reader_rate=0)
+        try:
+            client, hello = self.ready(running, mac, codec, settle=0.3)
+            if client is None:
+                return {"supported": False}
+            index = self.stats_count()
+            pid = running["process"].pid
+            before = cpu_sample(pid)
+            sent = self.strm(client, codec, path)
+            done = self.stat_after(index, "STMu", timeout=max(60, seconds * 2), step=0.005)
+            after = cpu_sample(pid)
+        finally:
+            report = self.stop(running, mac)
+        if not done or not report or not report["last_nonzero_at"]:
+            return {"supported": True, "failed": True, "reader": report}
+        wall = report["last_nonzero_at"] - sent
+        cpu = cpu_between(before, after)
+        audio_bytes = report["last_nonzero_end"] - report["first_nonzero_offset"]
+        return {
+            "supported": True,
+            "wall_s": wall,
+            "cpu_s": cpu,
+            "x_realtime_wall": seconds / wall,
+            "x_realtime_cpu": seconds / cpu,
+            "audio_seconds_out": audio_bytes / codec.out_bytes_per_second,
+        }
+
+    def tool(self, codec: Codec, path: Path, seconds: float) -> dict:
+        """The bare library's command-line decoder on the same file, into the same unpaced reader."""
+        report = self.work / f"reader-tool-{codec.key}.json"
+        read_end, write_end = os.pipe()
+        reader = subprocess.Popen([sys.executable, str(READER), "--rate", "0", "--report", str(report)],
+                                  stdin=read_end)
+        os.close(read_end)
+        time.sleep(0.3)  # the reader's own start-up is not the tool's
+        started = time.monotonic()
+        process = subprocess.Popen(self.tool_command(codec, path), stdout=write_end, stderr=subprocess.DEVNULL)
+        os.close(write_end)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.monotonic() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        reader.wait()
+        cpu = usage.ru_utime + usage.ru_stime
+        return {"wall_s": wall, "cpu_s": cpu, "x_realtime_wall": seconds / wall, "x_realtime_cpu": seconds / cpu,
+                "exit": process.returncode}
+
+    def callgrind(self, codec: Codec, seconds_list: tuple[float, float]) -> dict:
+        """Instructions (callgrind Ir, whole process) of slimplay decoding with `-o -` unpaced."""
+        # Valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: count on a copy without
+        # debug information (same code, symbols kept).
+        binary = self.work / "slimplay.nodebug"
+        if not binary.exists():
+            run("strip", "--strip-debug", "-o", str(binary), self.args.slimplay)
+        totals, top, by_object = {}, {}, {}
+        for seconds in seconds_list:
+            path = self.encoded(codec, seconds)
+            out = self.work / f"callgrind-{codec.key}-{seconds:g}.out"
+            # Fair scheduling: valgrind runs one thread at a time, and by default a thread that spins
+            # can keep the others from ever running.
+            valgrind = ["valgrind", "--tool=callgrind", "--fair-sched=yes", f"--callgrind-out-file={out}"]
+            command = self.command("slimplay", ["-o", "-", "-a", str(codec.out_bits)])
+            binary_at = len(self.prefix)
+            command[binary_at] = str(binary)
+            running = self.start([*command[:binary_at], *valgrind, *command[binary_at:]], reader_rate=0)
+            os.chmod(self.work, 0o777)
+            try:
+                client = self.connect(running, MACS["slimplay"], timeout=120)
+                self.prepare(client)
+                index = self.stats_count()
+                self.strm(client, codec, path)
+                if not self.stat_after(index, "STMu", timeout=600, step=0.05):
+                    raise RuntimeError("callgrind run: no STMu")
+            finally:
+                self.stop(running, MACS["slimplay"])
+                os.chmod(self.work, 0o755)
+            for line in out.read_text().splitlines():
+                if line.startswith(("summary:", "totals:")):
+                    totals[seconds] = int(line.split()[1])
+                    break
+            annotated = subprocess.run(["callgrind_annotate", "--threshold=100", str(out)], capture_output=True,
+                                       text=True).stdout
+            functions = [line.strip() for line in annotated.splitlines() if line.rstrip().endswith("]") and "%)" in line]
+            top[f"{seconds:g}"] = [line[:160] for line in functions[:12]]
+            # Self cost by object: the codec library, libc, slimplay's own code (and its Swift runtime).
+            objects: dict[str, int] = {}
+            for line in functions:
+                count = int(line.split()[0].replace(",", ""))
+                name = Path(line[line.rindex("[") + 1 : -1]).name
+                kind = "slimplay" if name.startswith("slimplay") else name.split(".so")[0]
+                objects[kind] = objects.get(kind, 0) + count
+            by_object[f"{seconds:g}"] = objects
+        short, long = seconds_list
+        return {
+            "instructions": {f"{s:g}": n for s, n in totals.items()},
+            "per_audio_second": totals[long] / long,
+            "marginal_per_audio_second": (totals[long] - totals[short]) / (long - short),
+            "top_functions_self": top,
+            "by_object": by_object,
+            "marginal_by_object_per_audio_second": {
+                k: (by_object[f"{long:g}"].get(k, 0) - by_object[f"{short:g}"].get(k, 0)) / (long - short)
+                for k in by_object[f"{long:g}"]
+            },
+        }
+
+
+# --- the report ---------------------------------------------------------------------------------
+
+
+def fmt(value: float | None, digits: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def build_rows(results: dict, args: argparse.Namespace) -> list[dict]:
+    rows: list[dict] = []
+
+    def add(group: str, metric: str, a: float | None, b: float | None, digits: int, columns=PLAYERS) -> None:
+        ratio = a / b if a is not None and b not in (None, 0) else None
+        rows.append({"group": group, "metric": metric, "a": a, "b": b, "ratio": ratio, "digits": digits,
+                     "columns": list(columns)})
+
+    def med(section: dict, player: str, key: str) -> float | None:
+        return median([r.get(key) for r in section.get(player, []) if r.get("supported", True)])
+
+    def both(section: dict, key: str, scale: float = 1) -> tuple[float | None, float | None]:
+        return tuple(None if (v := med(section, p, key)) is None else v * scale for p in PLAYERS)
+
+    if "sizes" in results:
+        s = results["sizes"]
+        group = "binary (MB)"
+        for key, label in [("binary_bytes", "file"), ("stripped_bytes", "stripped (strip -o)"),
+                           ("shared_libraries_bytes", "shared libraries it links (ldd, on disk)")]:
+            add(group, label, s["slimplay"][key] / 1e6, s["squeezelite"][key] / 1e6, 2)
+
+    if "idle" in results:
+        idle = results["idle"]
+        group = f"idle, connected ({args.idle_window:g} s window; squeezelite -C 1)"
+        add(group, "VmRSS MB", *both(idle, "rss_kb", 1 / 1024), 1)
+        add(group, "RssAnon MB", *both(idle, "rss_anon_kb", 1 / 1024), 1)
+        add(group, "threads", *both(idle, "threads"), 0)
+        add(group, "CPU % of one core", *both(idle, "cpu_percent"), 2)
+
+    if "startup" in results:
+        st = results["startup"]
+        group = "startup (ms)"
+        add(group, "process start → HELO", *both(st, "hello_s", 1000), 1)
+        add(group, "process start → first audio on stdout", *both(st, "first_audio_s", 1000), 1)
+        add(group, "strm s → first audio on stdout", *both(st, "strm_to_first_audio_s", 1000), 1)
+        play = results.get("playing", {}).get("flac16", {})
+        if play:
+            add(group, "strm s → STMs (FLAC 16/44.1, paced output)", *both(play, "strm_to_stms_s", 1000), 1)
+
+    if "playing" in results:
+        group = f"playing at real time, file from the LMS-like server ({args.window:g} s window)"
+        for codec in CODECS:
+            section = results["playing"].get(codec.key)
+            if section:
+                add(group, f"{codec.label}: CPU s per audio minute", *both(section, "cpu_s_per_audio_min"), 3)
+                add(group, f"{codec.label}: CPU % of one core", *both(section, "cpu_percent"), 2)
+        for codec in CODECS:
+            section = results["playing"].get(codec.key)
+            if section:
+                add(group, f"{codec.label}: context switches per s", *both(section, "wakeups_per_s"), 0)
+        control = results.get("playing_stdout", {}).get("flac16")
+        if control:
+            add(group, "FLAC 16/44.1: CPU %, both `-o -` into the paced reader",
+                med(control, "slimplay", "cpu_percent"), med(results["playing"]["flac16"], "squeezelite",
+                                                              "cpu_percent"), 2)
+        section = results["playing"].get("flac16")
+        if section:
+            group = "memory while playing FLAC 16/44.1 (peak in the window)"
+            add(group, "VmRSS MB", *both(section, "rss_kb", 1 / 1024), 1)
+            add(group, "RssAnon MB", *both(section, "rss_anon_kb", 1 / 1024), 1)
+            add(group, "threads", *both(section, "threads"), 0)
+
+    if "radio" in results:
+        group = f"playing a stream that arrives at its own bit rate, like internet radio ({args.window:g} s window)"
+        for codec in CODECS:
+            section = results["radio"].get(codec.key)
+            if section:
+                add(group, f"{codec.label}: CPU % of one core", *both(section, "cpu_percent"), 2)
+
+    if "throughput" in results:
+        group = f"decode unpaced, {args.long_seconds:g} s of audio, × real time (higher is faster)"
+        for codec in CODECS:
+            section = results["throughput"].get(codec.key)
+            if section:
+                add(group, f"{codec.label}: strm s → last sample, wall clock", *both(section, "x_realtime_wall"), 0)
+        group = "decode unpaced against the bare library's tool, × real time per CPU second (higher is faster)"
+        for codec in CODECS:
+            section = results["throughput"].get(codec.key)
+            if section:
+                tool = median([r["x_realtime_cpu"] for r in section.get("tool", [])])
+                name = {"f": "flac -d", "m": "mpg123", "u": "opusdec"}[codec.fmt.decode()]
+                add(group, f"{codec.label} (tool: {name})", med(section, "slimplay", "x_realtime_cpu"), tool, 0,
+                    columns=("slimplay", "tool"))
+        group = "decode unpaced against the bare library's tool, wall clock × real time (higher is faster)"
+        for codec in CODECS:
+            section = results["throughput"].get(codec.key)
+            if section:
+                tool = median([r["x_realtime_wall"] for r in section.get("tool", [])])
+                name = {"f": "flac -d", "m": "mpg123", "u": "opusdec"}[codec.fmt.decode()]
+                add(group, f"{codec.label} (tool: {name})", med(section, "slimplay", "x_realtime_wall"), tool, 0,
+                    columns=("slimplay", "tool"))
+
+    if "callgrind" in results:
+        group = "callgrind, slimplay `-o -` unpaced, million instructions per audio second"
+        for key, value in results["callgrind"].items():
+            label = next(c.label for c in CODECS if c.key == key)
+            add(group, f"{label}: whole run ÷ audio seconds", value["per_audio_second"] / 1e6, None, 1,
+                columns=("slimplay", "-"))
+            add(group, f"{label}: marginal (long run − short run)", value["marginal_per_audio_second"] / 1e6, None,
+                1, columns=("slimplay", "-"))
+            for name, count in sorted(value["marginal_by_object_per_audio_second"].items(), key=lambda kv: -kv[1]):
+                if count >= 0.05 * value["marginal_per_audio_second"]:
+                    add(group, f"{label}: marginal, in {name}", count / 1e6, None, 1, columns=("slimplay", "-"))
+    return rows
+
+
+def fmt(value: float | None, digits: int) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def render(rows: list[dict], header: str) -> str:
+    width = max(len(r["metric"]) for r in rows) + 2
+    lines = [header]
+    group = None
+    for row in rows:
+        if row["group"] != group:
+            group = row["group"]
+            a_name, b_name = row["columns"]
+            lines += ["", f"{group}", f"  {'metric':<{width}}{a_name:>12}{b_name:>14}{'ratio':>8}"]
+        d = row["digits"]
+        ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.2f}"
+        lines.append(f"  {row['metric']:<{width}}{fmt(row['a'], d):>12}{fmt(row['b'], d):>14}{ratio:>8}")
+    return "\n".join(lines)
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = []
+    group = None
+    for row in rows:
+        if row["group"] != group:
+            group = row["group"]
+            a_name, b_name = row["columns"]
+            lines += ["", f"**{group}**", "", f"| metric | {a_name} | {b_name} | ratio |", "|---|---:|---:|---:|"]
+        d = row["digits"]
+        ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.2f}"
+        lines.append(f"| {row['metric']} | {fmt(row['a'], d)} | {fmt(row['b'], d)} | {ratio} |")
+    return "\n".join(lines).strip() + "\n"
+
+
+# --- main ---------------------------------------------------------------------------------------
+
+PARTS = ("sizes", "idle", "startup", "playing", "radio", "throughput", "callgrind")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--slimplay", required=True, help="the slimplay binary")
+    parser.add_argument("--squeezelite", default="/usr/bin/squeezelite")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=40, help="length of the media played at real time")
+    parser.add_argument("--window", type=float, default=8, help="CPU window while playing, seconds")
+    parser.add_argument("--lead", type=float, default=1.5, help="seconds after STMs before the window opens")
+    parser.add_argument("--long-seconds", type=float, default=120, help="length of the media decoded unpaced")
+    parser.add_argument("--idle-window", type=float, default=8)
+    parser.add_argument("--idle-settle", type=float, default=2)
+    parser.add_argument("--radio-codecs", default="flac16,mp3", help="codecs for the radio-like part")
+    parser.add_argument("--only", default="sizes,idle,startup,playing,radio,throughput",
+                        help=f"comma-separated parts: {','.join(PARTS)}")
+    parser.add_argument("--callgrind", action="store_true", help="also count instructions under callgrind (slow)")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 1 run, short media and windows")
+    parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
+    parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (media, logs)")
+    args = parser.parse_args()
+    if args.quick:
+        args.runs, args.seconds, args.window, args.long_seconds = 1, 16, 2, 20
+        args.idle_window, args.idle_settle, args.lead = 2, 1, 1
+    parts = set(args.only.split(","))
+    if args.callgrind:
+        parts.add("callgrind")
+    if unknown := parts - set(PARTS):
+        parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    # aioslimproto's heartbeat tasks are still pending when the server's loop stops: not news.
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+
+    began = time.monotonic()
+    bench = Bench(args)
+    results: dict = {}
+    bitrates: dict = {}
+
+    def progress(text: str) -> None:
+        print(f"[{time.monotonic() - began:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+    def order(run_index: int) -> tuple[str, ...]:
+        return PLAYERS if run_index % 2 == 0 else PLAYERS[::-1]
+
+    def kbps(path: Path, seconds: float) -> float:
+        return round(path.stat().st_size * 8 / seconds / 1000)
+
+    radio_codecs = [c for c in CODECS if c.key in args.radio_codecs.split(",")]
+    try:
+        if "sizes" in parts:
+            results["sizes"] = bench.sizes()
+        if "idle" in parts:
+            results["idle"] = {p: [] for p in PLAYERS}
+            for i in range(args.runs):
+                for player in order(i):
+                    progress(f"idle, run {i + 1}, {player}")
+                    results["idle"][player].append(bench.idle(player))
+        if parts & {"startup", "playing", "radio"}:
+            progress("making media")
+            media = {c.key: bench.encoded(c, args.seconds) for c in CODECS}
+            bitrates[f"{args.seconds:g} s"] = {c.key: kbps(media[c.key], args.seconds) for c in CODECS}
+        if "startup" in parts:
+            results["startup"] = {p: [] for p in PLAYERS}
+            for i in range(args.runs):
+                for player in order(i):
+                    progress(f"startup, run {i + 1}, {player}")
+                    results["startup"][player].append(bench.startup(player, CODECS[0], media["flac16"]))
+        if "playing" in parts:
+            results["playing"] = {c.key: {p: [] for p in PLAYERS} for c in CODECS}
+            results["playing_stdout"] = {"flac16": {"slimplay": []}}
+            for i in range(args.runs):
+                for codec in CODECS:
+                    for player in order(i):
+                        progress(f"playing, run {i + 1}, {codec.label}, {player}")
+                        results["playing"][codec.key][player].append(
+                            bench.playing(player, codec, media[codec.key], args.seconds))
+                progress(f"playing, run {i + 1}, FLAC 16/44.1, slimplay -o - into the paced reader")
+                results["playing_stdout"]["flac16"]["slimplay"].append(
+                    bench.playing("slimplay", CODECS[0], media["flac16"], args.seconds, stdout=True))
+        if "radio" in parts:
+            results["radio"] = {c.key: {p: [] for p in PLAYERS} for c in radio_codecs}
+            for i in range(args.runs):
+                for codec in radio_codecs:
+                    for player in order(i):
+                        progress(f"radio-like stream, run {i + 1}, {codec.label}, {player}")
+                        results["radio"][codec.key][player].append(
+                            bench.playing(player, codec, media[codec.key], args.seconds, paced_stream=True))
+        if "throughput" in parts:
+            progress("making long media")
+            long_media = {c.key: bench.encoded(c, args.long_seconds) for c in CODECS}
+            bitrates[f"{args.long_seconds:g} s"] = {c.key: kbps(long_media[c.key], args.long_seconds) for c in CODECS}
+            results["throughput"] = {c.key: {"slimplay": [], "squeezelite": [], "tool": []} for c in CODECS}
+            for i in range(args.runs):
+                for codec in CODECS:
+                    for player in order(i):
+                        progress(f"throughput, run {i + 1}, {codec.label}, {player}")
+                        results["throughput"][codec.key][player].append(
+                            bench.throughput(player, codec, long_media[codec.key], args.long_seconds))
+                    results["throughput"][codec.key]["tool"].append(
+                        bench.tool(codec, long_media[codec.key], args.long_seconds))
+        if "callgrind" in parts:
+            results["callgrind"] = {}
+            for codec in (CODECS[0], CODECS[2]):
+                progress(f"callgrind, {codec.label}")
+                results["callgrind"][codec.key] = bench.callgrind(codec, (5, 20) if not args.quick else (2, 5))
+    finally:
+        bench.close()
+
+    rows = build_rows(results, args)
+    load = os.getloadavg()
+    version = subprocess.run([args.squeezelite, "-?"], capture_output=True, text=True).stdout.split()[1].rstrip(",")
+    slimplay_version = subprocess.run([args.slimplay, "--version"], capture_output=True, text=True).stdout.strip()
+    header = (f"slimplay {slimplay_version} vs squeezelite {version}; median of {args.runs} run(s); "
+              f"ratio = first column / second; {os.cpu_count()} CPUs; load average at the end "
+              f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; took {time.monotonic() - began:.0f} s")
+    print(render(rows, header))
+    if bitrates:
+        print("\nmedia bit rates, kbps: " + "; ".join(
+            f"{length}: " + ", ".join(f"{k} {v}" for k, v in rates.items()) for length, rates in bitrates.items()))
+    document = {
+        "header": header,
+        "settings": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+        "media_kbps": bitrates,
+        "rows": [{k: v for k, v in r.items() if k != "digits"} for r in rows],
+        "runs": results,
+    }
+    args.json.write_text(json.dumps(document, indent=2, default=str))
+    print(f"\nJSON: {args.json.resolve()}", file=sys.stderr)
+    if args.markdown:
+        args.markdown.write_text(markdown(rows))
+        print(f"Markdown: {args.markdown.resolve()}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

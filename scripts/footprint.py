@@ -1,6 +1,6 @@
 """Idle footprint: slimplay and squeezelite, each connected to the same loopback server.
 
-Prints a table (median of the runs) and writes JSON. Both players run in the same session,
+Prints a table (median of the runs) and writes JSON. Both players are measured in one run,
 alternating, so the machine's noise touches both alike.
 """
 

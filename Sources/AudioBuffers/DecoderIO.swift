@@ -74,7 +74,4 @@ public final class FrameOutput: @unchecked Sendable {
     ring.commitWrite(frames * OutputFrames.bytesPerFrame)
     return true
   }
-
-  /// True once the current track has committed a frame.
-  public var trackHasStarted: Bool { publishedFormat != nil }
 }

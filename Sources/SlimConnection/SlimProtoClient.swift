@@ -55,11 +55,6 @@ public final class SlimProtoClient: @unchecked Sendable {
   /// Completes once `stop()` has closed everything.
   public var stopped: EventLoopFuture<Void> { stoppedPromise.futureResult }
 
-  public var state: ConnectionStateMachine.State {
-    eventLoop.preconditionInEventLoop()
-    return machine.state
-  }
-
   public func start() {
     eventLoop.execute { self.perform(self.machine.start()) }
   }

@@ -46,49 +46,39 @@ class Media:
             run("sox", str(wav), "-t", "raw", "-e", "signed-integer", "-L", str(target))
         return target.read_bytes()
 
+    def mp3(self, wav: Path) -> Path:
+        target = wav.with_suffix(".mp3")
+        if not target.exists():
+            run("lame", "--quiet", "-b", "320", str(wav), str(target))
+        return target
+
+    def opus(self, wav: Path) -> Path:
+        target = wav.with_suffix(".opus")
+        if not target.exists():
+            run("opusenc", "--quiet", "--bitrate", "128", str(wav), str(target))
+        return target
+
+    def mp3_reference(self, mp3_file: Path) -> bytes:
+        target = mp3_file.with_suffix(".mp3ref.raw")
+        if not target.exists():
+            with open(target, "wb") as out:
+                subprocess.run(["mpg123", "-q", "-s", str(mp3_file)], check=True, stdout=out)
+        return target.read_bytes()
+
+    def opus_reference(self, opus_file: Path) -> bytes:
+        wav = opus_file.with_suffix(".opusref.wav")
+        raw = opus_file.with_suffix(".opusref.raw")
+        if not raw.exists():
+            run("opusdec", "--quiet", "--no-dither", str(opus_file), str(wav))
+            run("sox", str(wav), "-t", "raw", "-e", "signed-integer", "-b", "16", "-L", str(raw))
+        return raw.read_bytes()
+
     def flac_reference(self, flac: Path) -> bytes:
         target = flac.with_suffix(".flacref.raw")
         if not target.exists():
             run("flac", "-s", "-f", "-d", "--force-raw-format", "--endian=little", "--sign=signed",
                 "-o", str(target), str(flac))
         return target.read_bytes()
-
-
-def _cached(target: Path, *command: str) -> bytes:
-    if not target.exists():
-        run(*command)
-    return target.read_bytes()
-
-
-def mp3(media: "Media", wav: Path) -> Path:
-    target = wav.with_suffix(".mp3")
-    if not target.exists():
-        run("lame", "--quiet", "-b", "320", str(wav), str(target))
-    return target
-
-
-def mp3_reference(mp3_file: Path) -> bytes:
-    target = mp3_file.with_suffix(".mp3ref.raw")
-    if not target.exists():
-        with open(target, "wb") as out:
-            subprocess.run(["mpg123", "-q", "-s", str(mp3_file)], check=True, stdout=out)
-    return target.read_bytes()
-
-
-def opus(media: "Media", wav: Path) -> Path:
-    target = wav.with_suffix(".opus")
-    if not target.exists():
-        run("opusenc", "--quiet", "--bitrate", "128", str(wav), str(target))
-    return target
-
-
-def opus_reference(opus_file: Path) -> bytes:
-    wav = opus_file.with_suffix(".opusref.wav")
-    raw = opus_file.with_suffix(".opusref.raw")
-    if not raw.exists():
-        run("opusdec", "--quiet", "--no-dither", str(opus_file), str(wav))
-        run("sox", str(wav), "-t", "raw", "-e", "signed-integer", "-b", "16", "-L", str(raw))
-    return raw.read_bytes()
 
 
 class MediaServer:

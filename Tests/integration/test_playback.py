@@ -138,24 +138,20 @@ def play_lms_style(server, start_player, media_server, name, fmt, extra=(), rate
 
 
 def test_mp3_is_bit_exact_without_encoder_delay_or_padding(server, start_player, media, media_server):
-    from media import mp3, mp3_reference
-
     wav = media.tone("tone-mp3.wav", seconds=2)
-    encoded = mp3(media, wav)
+    encoded = media.mp3(wav)
     player, capture, _ = play_lms_style(server, start_player, media_server, encoded.name, b"m")
-    reference = mp3_reference(encoded)
+    reference = media.mp3_reference(encoded)
     got = capture.wait_for_length(len(reference), timeout=5)
     assert len(got) == len(reference) == len(media.raw_reference(wav)), player.log()
     assert got == reference
 
 
 def test_opus_is_bit_exact_without_preskip(server, start_player, media, media_server):
-    from media import opus, opus_reference
-
     wav = media.tone("tone-opus.wav", seconds=2, rate=48000)
-    encoded = opus(media, wav)
+    encoded = media.opus(wav)
     player, capture, _ = play_lms_style(server, start_player, media_server, encoded.name, b"u")
-    reference = opus_reference(encoded)
+    reference = media.opus_reference(encoded)
     got = capture.wait_for_length(len(reference), timeout=5)
     assert len(got) == len(reference) == len(media.raw_reference(wav)), player.log()
     assert got == reference

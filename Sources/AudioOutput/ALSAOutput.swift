@@ -9,8 +9,9 @@ import CALSA
 /// output can retry it.
 public final class ALSAOutput: OutputDevice {
   public struct Parameters: Sendable {
-    /// Below 500: buffer time in ms; otherwise a size in frames.
-    public var buffer = 40
+    /// Below 500: buffer time in ms; otherwise a size in frames. nil: 40 ms on a hardware device,
+    /// 200 ms through a sound server's plugin, which underruns (and loses audio) on short buffers.
+    public var buffer: Int?
     /// Below 50: number of periods; otherwise a period size in frames.
     public var period = 4
     /// nil = probe S32_LE → S24_LE → S24_3LE → S16_LE.
@@ -18,7 +19,7 @@ public final class ALSAOutput: OutputDevice {
     /// Write through ALSA's mmap interface when the device offers it (else read/write).
     public var mmap: Bool
 
-    public init(buffer: Int = 40, period: Int = 4, format: SampleFormat? = nil, mmap: Bool = true) {
+    public init(buffer: Int? = nil, period: Int = 4, format: SampleFormat? = nil, mmap: Bool = true) {
       self.buffer = buffer
       self.period = period
       self.format = format
@@ -82,11 +83,12 @@ public final class ALSAOutput: OutputDevice {
       throw .cannotOpen(device: name, reason: "rate \(rate) Hz not supported: \(alsaError(result))")
     }
     var direction: Int32 = 0
-    if parameters.buffer < 500 {
-      var microseconds = UInt32(parameters.buffer * 1000)
+    let buffer = parameters.buffer ?? (isPluginPCM ? 200 : 40)
+    if buffer < 500 {
+      var microseconds = UInt32(buffer * 1000)
       snd_pcm_hw_params_set_buffer_time_near(handle, hw, &microseconds, &direction)
     } else {
-      var frames = snd_pcm_uframes_t(parameters.buffer)
+      var frames = snd_pcm_uframes_t(buffer)
       snd_pcm_hw_params_set_buffer_size_near(handle, hw, &frames)
     }
     if parameters.period < 50 {

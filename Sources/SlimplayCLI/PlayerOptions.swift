@@ -28,8 +28,9 @@ public struct OutputParameters: Equatable, Sendable {
     case s32 = "32"
   }
 
-  /// Below 500: milliseconds; otherwise frames (as squeezelite's code does).
-  public var buffer: Int = 40
+  /// Below 500: milliseconds; otherwise frames (as squeezelite's code does). nil: the device's
+  /// default (40 ms on hardware, more through a sound server).
+  public var buffer: Int?
   /// Below 50: a period count; otherwise a period size in frames.
   public var period: Int = 4
   /// nil = probe S32_LE → S24_LE → S24_3LE → S16_LE (ALSA), 32-bit on stdout.

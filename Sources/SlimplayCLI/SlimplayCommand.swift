@@ -44,7 +44,7 @@ public struct SlimplayCommand: ParsableCommand {
   @Option(
     name: .customShort("a"),
     help: ArgumentHelp(
-      "ALSA buffer:period:format:mmap (buffer < 500 = ms, else frames; period < 50 = count, else frames; format 16|24|24_3|32; mmap 0|1). With -o - the sample size 16|24|32.",
+      "ALSA buffer:period:format:mmap (buffer < 500 = ms, else frames; default 40 ms, 200 ms through PulseAudio/PipeWire; period < 50 = count, else frames; format 16|24|24_3|32; mmap 0|1). With -o - the sample size 16|24|32.",
       valueName: "params"))
   var outputParameters: String?
 

@@ -74,6 +74,17 @@ let package = Package(
       ],
       swiftSettings: strict),
 
+    // LMS's JSON-RPC over NIOHTTP1: a lenient JSON value, the client and the status poller.
+    .target(
+      name: "LMSControl",
+      dependencies: [
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
+
     // Command line, configuration and logging: wires the modules together.
     .target(
       name: "SlimplayCLI",
@@ -95,6 +106,7 @@ let package = Package(
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
     .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
+    .testTarget(name: "LMSControlTests", dependencies: ["LMSControl"], swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",
       dependencies: ["SlimConnection", "SlimProto"],

@@ -1,0 +1,101 @@
+/// One entry of LMS's `playlist_loop`.
+public struct QueueTrack: Equatable, Sendable {
+  public var index: Int
+  /// LMS's track id: positive for library tracks, negative (volatile) for remote streams.
+  public var id: Int
+  public var title: String
+  public var artist: String
+  public var album: String
+  public var duration: Double?
+  public var url: String
+  /// LMS's content type (`flc`, `mp3`, `ops`, `wav`, `aif`…).
+  public var type: String
+  public var fileSize: Int?
+  public var coverID: String?
+  public var isRemote: Bool
+
+  public init(
+    index: Int, id: Int, title: String, artist: String = "", album: String = "", duration: Double? = nil,
+    url: String, type: String, fileSize: Int? = nil, coverID: String? = nil, isRemote: Bool = false
+  ) {
+    self.index = index
+    self.id = id
+    self.title = title
+    self.artist = artist
+    self.album = album
+    self.duration = duration
+    self.url = url
+    self.type = type
+    self.fileSize = fileSize
+    self.coverID = coverID
+    self.isRemote = isRemote
+  }
+
+  /// A library file the server can hand over through `/music/<id>/download`.
+  public var isDownloadable: Bool { id > 0 && !isRemote && !url.hasPrefix("http") }
+
+  init?(_ item: JSONValue) {
+    guard let index = item["playlist index"]?.int, let id = item["id"]?.int else { return nil }
+    self.init(
+      index: index, id: id, title: item["title"]?.string ?? "", artist: item["artist"]?.string ?? "",
+      album: item["album"]?.string ?? "", duration: item["duration"]?.double, url: item["url"]?.string ?? "",
+      type: item["type"]?.string ?? "", fileSize: item["filesize"]?.int, coverID: item["coverid"]?.string,
+      isRemote: item["remote"]?.bool ?? false)
+  }
+}
+
+/// The reply to `status - N tags:…`, decoded leniently.
+public struct LMSStatus: Equatable, Sendable {
+  public enum Mode: String, Sendable {
+    case play, pause, stop
+  }
+
+  public var mode: Mode
+  /// Seconds into the current track (LMS: start offset + the player's elapsed).
+  public var time: Double
+  public var duration: Double?
+  public var currentIndex: Int?
+  /// Changes whenever the queue is edited.
+  public var playlistTimestamp: Double?
+  public var trackCount: Int
+  public var volume: Int?
+  public var isPlayerConnected: Bool
+  /// From the current track on (`status -`), in queue order.
+  public var tracks: [QueueTrack]
+
+  public init(
+    mode: Mode, time: Double = 0, duration: Double? = nil, currentIndex: Int? = nil,
+    playlistTimestamp: Double? = nil, trackCount: Int = 0, volume: Int? = nil, isPlayerConnected: Bool = true,
+    tracks: [QueueTrack] = []
+  ) {
+    self.mode = mode
+    self.time = time
+    self.duration = duration
+    self.currentIndex = currentIndex
+    self.playlistTimestamp = playlistTimestamp
+    self.trackCount = trackCount
+    self.volume = volume
+    self.isPlayerConnected = isPlayerConnected
+    self.tracks = tracks
+  }
+
+  public init(result: JSONValue) {
+    let tracks = (result["playlist_loop"]?.array ?? []).compactMap(QueueTrack.init)
+    self.init(
+      mode: result["mode"]?.string.flatMap(Mode.init(rawValue:)) ?? .stop,
+      time: result["time"]?.double ?? 0,
+      duration: result["duration"]?.double,
+      currentIndex: result["playlist_cur_index"]?.int,
+      playlistTimestamp: result["playlist_timestamp"]?.double,
+      trackCount: result["playlist_tracks"]?.int ?? tracks.count,
+      volume: result["mixer volume"]?.int,
+      isPlayerConnected: result["player_connected"]?.bool ?? true,
+      tracks: tracks)
+  }
+
+  public var currentTrack: QueueTrack? { tracks.first { $0.index == currentIndex } }
+
+  /// The tags the poller asks for: a artist, d duration, l album, u url, o type, f filesize,
+  /// c coverid, x remote, K artwork url.
+  public static let tags = "tags:adlKucofx"
+}

@@ -85,11 +85,25 @@ let package = Package(
       ],
       swiftSettings: strict),
 
+    // The offline cache (store, downloads) and the coordinator that hands playback to it and
+    // resynchronises LMS on reconnect.
+    .target(
+      name: "Offline",
+      dependencies: [
+        "AudioBuffers", "Decoders", "LMSControl", "Playback", "SlimConnection", "SlimProto",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
+
     // Command line, configuration and logging: wires the modules together.
     .target(
       name: "SlimplayCLI",
       dependencies: [
         "AudioOutput",
+        "LMSControl",
+        "Offline",
         "Playback",
         "SlimConnection",
         "SlimProto",

@@ -33,6 +33,9 @@ public final class FrameOutput: @unchecked Sendable {
   // Decoder-thread state.
   private var trackID = 0
   private var publishedFormat: AudioFormat?
+  private var skipRemaining = 0
+  private var skipAdvancesPosition = true
+  private let committedInTrack = Atomic<Int>(0)
 
   public init(capacityFrames: Int) {
     ring = RingBuffer(capacity: capacityFrames * OutputFrames.bytesPerFrame)
@@ -40,10 +43,27 @@ public final class FrameOutput: @unchecked Sendable {
   }
 
   /// Decoder thread: the next committed frames belong to a new track.
-  public func beginTrack(id: Int) {
+  /// `startFrame` > 0 starts mid-track: the frames before it are decoded and dropped.
+  public func beginTrack(id: Int, startFrame: Int = 0) {
     trackID = id
     publishedFormat = nil
+    skipRemaining = max(0, startFrame)
+    skipAdvancesPosition = true
+    committedInTrack.store(0, ordering: .releasing)
   }
+
+  /// Decoder thread: the next committed frames continue the current track from another source
+  /// (a cached copy of the same file). Its first `skippingFrames` frames were already committed
+  /// from the old source and are dropped; no boundary is published while the format is unchanged.
+  public func continueTrack(skippingFrames: Int) {
+    skipRemaining = max(0, skippingFrames)
+    skipAdvancesPosition = false
+  }
+
+  /// The position in the current track (in frames from its start) of the next frame to commit.
+  /// Read by the control thread while the decoder is parked, to know where a replacement source
+  /// must resume.
+  public var framesCommittedInTrack: Int { committedInTrack.load(ordering: .acquiring) }
 
   public var freeFrames: Int { ring.space / OutputFrames.bytesPerFrame }
   public var capacityFrames: Int { ring.capacity / OutputFrames.bytesPerFrame }
@@ -65,6 +85,19 @@ public final class FrameOutput: @unchecked Sendable {
   /// Makes `frames` frames visible to the output; returns false (committing nothing) when the
   /// boundary queue is full and the caller must retry later.
   public func commit(frames: Int, format: AudioFormat) -> Bool {
+    var frames = frames
+    if skipRemaining > 0 {
+      // Only at a source switch: drop the frames the old source already delivered.
+      let dropped = min(skipRemaining, frames)
+      skipRemaining -= dropped
+      frames -= dropped
+      if frames > 0, let base = ring.writableRegion().baseAddress {
+        let size = OutputFrames.bytesPerFrame
+        base.copyMemory(from: UnsafeRawPointer(base + dropped * size), byteCount: frames * size)  // memmove
+      }
+      if skipAdvancesPosition { committedInTrack.add(dropped, ordering: .releasing) }
+      if frames == 0 { return true }
+    }
     if publishedFormat != format {
       let boundary = TrackBoundary(
         trackID: trackID, frame: writeFrame, format: format, isNewTrack: publishedFormat == nil)
@@ -72,6 +105,7 @@ public final class FrameOutput: @unchecked Sendable {
       publishedFormat = format
     }
     ring.commitWrite(frames * OutputFrames.bytesPerFrame)
+    committedInTrack.add(frames, ordering: .releasing)
     return true
   }
 }

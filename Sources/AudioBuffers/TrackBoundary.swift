@@ -64,6 +64,18 @@ public final class BoundaryQueue: @unchecked Sendable {
 
   public var count: Int { tail.load(ordering: .acquiring) - head.load(ordering: .acquiring) }
 
+  /// With the producer stopped: the first pending boundary that matches.
+  public func first(where predicate: (TrackBoundary) -> Bool) -> TrackBoundary? {
+    var index = head.load(ordering: .acquiring)
+    let end = tail.load(ordering: .acquiring)
+    while index < end {
+      let boundary = slots[index % Self.capacity]
+      if predicate(boundary) { return boundary }
+      index += 1
+    }
+    return nil
+  }
+
   /// Consumer, with the producer stopped: forget every pending boundary.
   public func removeAll() {
     head.store(tail.load(ordering: .acquiring), ordering: .releasing)

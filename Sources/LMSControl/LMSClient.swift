@@ -27,7 +27,7 @@ public struct LMSEndpoint: Equatable, Sendable {
   }
 
   /// Headers every request to LMS carries (Basic auth covers every path when enabled).
-  var headers: [(String, String)] {
+  public var headers: [(String, String)] {
     credentials.map { [("Authorization", $0.authorization)] } ?? []
   }
 

@@ -16,9 +16,19 @@ enum DecoderEvent: Equatable, Sendable {
 
 /// One track for the decoder thread: which codec, and the PCM parameters from `strm s`.
 struct DecodeJob: Equatable, Sendable {
+  enum Start: Equatable, Sendable {
+    case beginning
+    /// A new track that starts this many frames in (a local seek).
+    case frame(Int)
+    /// The same track from a new source that starts at the track's beginning: skip what the
+    /// old source already delivered and go on from the exact next frame.
+    case continuing
+  }
+
   var trackID: Int
   var codec: Decoders.Codec
   var pcm: PCMParameters?
+  var start = Start.beginning
 }
 
 /// The decoder thread: stream ring → decoder → output ring. It sleeps on its `Wakeup` whenever it
@@ -165,7 +175,11 @@ final class DecoderWorker: @unchecked Sendable {
       decoder = try DecoderFactory.make(codec: next.codec, pcm: next.pcm)
       job = next
       reportedFormat = false
-      output.beginTrack(id: next.trackID)
+      switch next.start {
+      case .beginning: output.beginTrack(id: next.trackID)
+      case .frame(let frame): output.beginTrack(id: next.trackID, startFrame: frame)
+      case .continuing: output.continueTrack(skippingFrames: output.framesCommittedInTrack)
+      }
     } catch {
       onEvent(.failed(trackID: next.trackID, message: error.description))
     }

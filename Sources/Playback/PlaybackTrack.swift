@@ -15,6 +15,8 @@ struct PlaybackTrack {
 
   let id: Int
   let command: StreamCommand
+  /// Played from the cache, not streamed by the server.
+  var isLocal = false
   var phase = Phase.streaming
   var format: AudioFormat?
   /// STMs was sent: its first frame reached the output.

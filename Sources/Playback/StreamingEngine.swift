@@ -24,24 +24,27 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   }
 
   public weak var reporter: (any PlaybackReporter)?
+  /// Told about track life-cycle events (the offline coordinator).
+  public weak var observer: (any PlaybackObserver)?
   public let maximumSampleRate: Int
-  private let eventLoop: any EventLoop
-  private let logger: Logger
-  private let input: StreamInput
-  private let output: FrameOutput
-  private let fetcher: StreamFetcher
-  private var worker: DecoderWorker!
-  private var player: OutputPlayer!
+  let eventLoop: any EventLoop
+  let logger: Logger
+  let input: StreamInput
+  let output: FrameOutput
+  let fetcher: StreamFetcher
+  let fileStreamer: FileStreamer
+  var worker: DecoderWorker!
+  var player: OutputPlayer!
   /// Where the SlimProto server is, for `strm s` with server IP 0.
   private let controlServer: () -> ServerAddress?
   private let deviceName: String
 
-  private var tracks: [PlaybackTrack] = []
-  private var nextTrackID = 1
+  var tracks: [PlaybackTrack] = []
+  var nextTrackID = 1
   /// Format `?` streams wait for `codc` before their decoder can be chosen.
-  private var pendingCodec: (trackID: Int, codec: Decoders.Codec?, pcm: PCMParameters?)?
+  var pendingCodec: (trackID: Int, codec: Decoders.Codec?, pcm: PCMParameters?)?
   private var heartbeat: RepeatedTask?
-  private var outputRunning = false
+  var outputRunning = false
 
   public init(
     configuration: Configuration, device: any OutputDevice, eventLoop: any EventLoop,
@@ -56,17 +59,24 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     let frames = max(4096, configuration.outputBufferBytes / OutputFrames.bytesPerFrame)
     output = FrameOutput(capacityFrames: frames)
     fetcher = StreamFetcher(eventLoop: eventLoop, input: input, logger: logger)
+    fileStreamer = FileStreamer(eventLoop: eventLoop, input: input, logger: logger)
     fetcher.delegate = self
     let loop = eventLoop
     let fetcher = self.fetcher
+    let fileStreamer = self.fileStreamer
     worker = DecoderWorker(
       input: input, output: output,
       onEvent: { [unowned self] event in loop.execute { self.handle(event) } },
-      inputConsumed: { fetcher.consumerDrained() },
+      inputConsumed: {
+        fetcher.consumerDrained()
+        fileStreamer.consumerDrained()
+      },
       framesCommitted: { [unowned self] in self.player.framesAvailable() })
     player = OutputPlayer(
       output: output, device: device, consumed: worker.wakeup,
       onEvent: { [unowned self] event in loop.execute { self.handle(event) } })
+    fileStreamer.dataArrived = { [unowned self] in worker.wakeup.signalAlways() }
+    fileStreamer.failed = { message in logger.error("cache: \(message)") }
     worker.startThread()
     player.startThread()
   }
@@ -145,9 +155,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   private func start(_ command: StreamCommand) {
     reporter?.report(.flushed)
-    if fetcher.isOpen || input.ring.fill > 0 {
+    if fetcher.isOpen || fileStreamer.isOpen || input.ring.fill > 0 {
       // A new stream replaces one that is still arriving: its bytes are of no use now.
       fetcher.close()
+      fileStreamer.close()
       worker.park()
       input.ring.discardAll()
       worker.resetWhileParked()
@@ -159,6 +170,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     nextTrackID += 1
     tracks.append(PlaybackTrack(id: id, command: command))
     player.setTreatment(Self.treatment(for: command), forTrack: id)
+    observer?.trackCreated(id)
 
     if command.format == .unknown {
       pendingCodec = (id, nil, nil)
@@ -185,8 +197,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     heartbeatIfNeeded()
   }
 
-  private func stop() {
+  func stop() {
     fetcher.close()
+    fileStreamer.close()
     worker.park()
     input.ring.discardAll()
     player.stopAndFlush()
@@ -227,6 +240,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     case .finished(let id):
       update(id) { $0.phase = .decoded }
       reporter?.report(.decoderReady)
+      observer?.trackDecoded(id)
       announceLoadedIfReady()
       reportEndOfPlaybackIfDrained()
       // A track shorter than the output threshold starts now.
@@ -239,7 +253,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       logger.error("track \(id): cannot decode: \(message)")
       update(id) { $0.phase = .failed }
       fetcher.close()
+      fileStreamer.close()
       reporter?.report(.notSupported)
+      observer?.trackFailed(id)
     }
   }
 
@@ -250,6 +266,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       tracks.removeAll { $0.id < id }
       update(id) { $0.started = true }
       reporter?.report(.trackStarted)
+      observer?.trackStarted(id)
     case .ranDry:
       guard outputRunning else { return }
       let streaming = tracks.contains { $0.phase == .streaming }
@@ -277,6 +294,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     outputRunning = false
     tracks.removeAll()
     reporter?.report(.underrun)
+    observer?.playbackEnded()
   }
 
   /// STMl: a manually started stream has buffered its threshold and the decoder is ready.
@@ -292,11 +310,11 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     reporter?.report(.bufferLoaded)
   }
 
-  private func update(_ id: Int, _ change: (inout PlaybackTrack) -> Void) {
+  func update(_ id: Int, _ change: (inout PlaybackTrack) -> Void) {
     if let index = tracks.firstIndex(where: { $0.id == id }) { change(&tracks[index]) }
   }
 
-  private func heartbeatIfNeeded() {
+  func heartbeatIfNeeded() {
     guard heartbeat == nil else { return }
     heartbeat = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
       guard let self, self.outputRunning, self.player.currentPosition().isRunning else { return }
@@ -319,6 +337,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     worker.wakeup.signalAlways()
     reporter?.send(.disconnected(reason))
     announceLoadedIfReady()
+    if reason != .closedNormally, let track = tracks.last(where: { $0.phase == .streaming }) {
+      observer?.streamFailed(track.id, reason: reason)
+    }
   }
 
   // MARK: Helpers

@@ -28,6 +28,13 @@ public protocol PlaybackEngine: AnyObject {
 
   /// The highest sample rate the output can really play, for `MaxSampleRate`.
   var maximumSampleRate: Int { get }
+
+  /// The SlimProto connection came up (HELO about to be sent) or went down.
+  func serverConnectionChanged(_ isConnected: Bool)
+}
+
+extension PlaybackEngine {
+  public func serverConnectionChanged(_ isConnected: Bool) {}
 }
 
 /// How an engine talks back to the server through the session.

@@ -65,10 +65,12 @@ public final class PlayerSession: PlaybackReporter {
 
   func connected(to server: ServerAddress) {
     self.server = server
+    engine.serverConnectionChanged(true)
   }
 
   func disconnected() {
     transmit = nil
+    engine.serverConnectionChanged(false)
   }
 
   public func handle(_ message: ServerMessage) {

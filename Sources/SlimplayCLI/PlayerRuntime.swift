@@ -1,12 +1,15 @@
 import ArgumentParser
 import AudioOutput
 import Dispatch
+import LMSControl
 import Logging
 import NIOCore
 import NIOPosix
+import Offline
 import Playback
 import SlimConnection
 import SlimProto
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -46,11 +49,22 @@ struct PlayerRuntime {
       formats: settings.formatTokens)
     logger.notice("slimplay \(SlimplayVersion.string) player \(mac) name '\(name ?? "(server's choice)")'")
 
-    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    // One loop for control and streams; a second for cache downloads (blocking file writes).
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.offline.enabled ? 2 : 1)
     let loop = group.next()
     // The engine resolves `strm s` server IP 0 to the session's server, known only once connected.
     let sessionRef = SessionReference()
-    let engine = makeEngine(eventLoop: loop, controlServer: { sessionRef.session?.server })
+    let streamingEngine = makeEngine(eventLoop: loop, controlServer: { sessionRef.session?.server })
+    var engine: any PlaybackEngine = streamingEngine
+    if settings.offline.enabled {
+      guard
+        let coordinator = try makeOfflineCoordinator(
+          engine: streamingEngine, mac: mac, controlLoop: loop, downloadLoop: group.next(), environment: environment,
+          server: { sessionRef.server })
+      else { throw ExitCode.failure }
+      coordinator.connectionObserver = { _ in sessionRef.server = sessionRef.session?.server }
+      engine = coordinator
+    }
     let session = PlayerSession(
       identity: identity, name: name, nameStore: nameStore, engine: engine, logger: logger)
     let client = SlimProtoClient(
@@ -77,8 +91,51 @@ struct PlayerRuntime {
     try group.syncShutdownGracefully()
   }
 
+  /// The JSON-RPC client, status poller, cache, downloads and the coordinator between them.
+  private func makeOfflineCoordinator(
+    engine: StreamingEngine, mac: MACAddress, controlLoop: any EventLoop, downloadLoop: any EventLoop,
+    environment: [String: String], server: @escaping @Sendable () -> ServerAddress?
+  ) throws -> OfflineCoordinator? {
+    let offline = settings.offline
+    let logger = Logger(label: LogConfiguration.Category.cache.rawValue)
+    var credentials: LMSEndpoint.Credentials?
+    if let user = offline.lmsUser {
+      var password = ""
+      if let file = offline.lmsPasswordFile {
+        guard let text = FileIO.readText(file) else {
+          logger.error("cannot read the LMS password file \(file)")
+          return nil
+        }
+        password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+      }
+      credentials = .init(user: user, password: password)
+    }
+    let port = offline.lmsPort
+    let login = credentials
+    let endpoint: @Sendable () -> LMSEndpoint? = {
+      server().map { LMSEndpoint(host: $0.host, port: port, credentials: login) }
+    }
+    let client = LMSClient(eventLoop: controlLoop, playerID: mac.description, endpoint: endpoint)
+    let poller = StatusPoller(
+      client: client, configuration: .init(entries: offline.prefetch + 1),
+      logger: Logger(label: LogConfiguration.Category.lms.rawValue))
+    guard let folder = offline.cacheDirectory ?? settings.stateDirectoryPath(environment: environment).map({ $0 + "/cache" })
+    else {
+      logger.error("no folder for the offline cache: give --cache-dir or --state-dir, or --no-offline")
+      return nil
+    }
+    let store = CacheStore(directory: folder, capacityBytes: offline.cacheMegabytes << 20, logger: logger)
+    store.load()
+    let downloads = DownloadManager(
+      eventLoop: downloadLoop, store: store, logger: logger, endpoint: endpoint,
+      liveStreamNeedsNetwork: { engine.liveStreamNeedsNetwork })
+    return OfflineCoordinator(
+      engine: engine, poller: poller, client: client, store: store, downloads: downloads,
+      configuration: .init(prefetch: offline.prefetch), eventLoop: controlLoop, logger: logger)
+  }
+
   /// The audio pipeline with the output `-o` names.
-  private func makeEngine(eventLoop: any EventLoop, controlServer: @escaping () -> ServerAddress?) -> any PlaybackEngine
+  private func makeEngine(eventLoop: any EventLoop, controlServer: @escaping () -> ServerAddress?) -> StreamingEngine
   {
     let device: any OutputDevice
     let format = settings.outputParameters.format?.deviceFormat
@@ -146,6 +203,13 @@ extension OutputParameters.SampleFormat {
   }
 }
 
-private final class SessionReference {
+private final class SessionReference: @unchecked Sendable {
   weak var session: PlayerSession?
+  private let current = Mutex<ServerAddress?>(nil)
+
+  /// The current server, readable from the download loop too.
+  var server: ServerAddress? {
+    get { current.withLock { $0 } }
+    set { current.withLock { $0 = newValue } }
+  }
 }

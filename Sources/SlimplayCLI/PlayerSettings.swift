@@ -20,6 +20,7 @@ public struct PlayerSettings: Equatable, Sendable {
   public var logging = LogConfiguration()
   public var serverTimeoutSeconds = 35
   public var pidFile: String?
+  public var offline = OfflineSettings()
 
   public init() {}
 
@@ -41,5 +42,30 @@ public struct PlayerSettings: Equatable, Sendable {
     if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return xdg + "/slimplay" }
     if let home = environment["HOME"], !home.isEmpty { return home + "/.local/state/slimplay" }
     return nil
+  }
+}
+
+/// The offline cache, handoff and resync (`--cache-dir`, `--cache-size`, `--prefetch`, `--lms-*`,
+/// `--no-offline`).
+public struct OfflineSettings: Equatable, Sendable {
+  public var enabled = true
+  public var cacheDirectory: String?
+  public var cacheMegabytes = 1024
+  public var prefetch = 5
+  public var lmsPort = 9000
+  public var lmsUser: String?
+  public var lmsPasswordFile: String?
+
+  public init(
+    enabled: Bool = true, cacheDirectory: String? = nil, cacheMegabytes: Int = 1024, prefetch: Int = 5,
+    lmsPort: Int = 9000, lmsUser: String? = nil, lmsPasswordFile: String? = nil
+  ) {
+    self.enabled = enabled
+    self.cacheDirectory = cacheDirectory
+    self.cacheMegabytes = cacheMegabytes
+    self.prefetch = prefetch
+    self.lmsPort = lmsPort
+    self.lmsUser = lmsUser
+    self.lmsPasswordFile = lmsPasswordFile
   }
 }

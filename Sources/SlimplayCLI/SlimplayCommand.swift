@@ -91,6 +91,27 @@ public struct SlimplayCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Seconds without a message before the server counts as gone.", valueName: "seconds"))
   var serverTimeout: Int = 35
 
+  @Option(help: ArgumentHelp("Offline cache folder (default: <state dir>/cache).", valueName: "dir"))
+  var cacheDir: String?
+
+  @Option(help: ArgumentHelp("Offline cache size cap in MB.", valueName: "MB"))
+  var cacheSize: Int = 1024
+
+  @Option(help: ArgumentHelp("Upcoming tracks kept in the offline cache besides the current one (0-15).", valueName: "N"))
+  var prefetch: Int = 5
+
+  @Option(help: ArgumentHelp("LMS's HTTP port, for JSON-RPC and downloads.", valueName: "port"))
+  var lmsPort: Int = 9000
+
+  @Option(help: ArgumentHelp("LMS user name, when LMS asks for a password.", valueName: "user"))
+  var lmsUser: String?
+
+  @Option(help: ArgumentHelp("File holding the LMS password (never pass it on the command line).", valueName: "file"))
+  var lmsPasswordFile: String?
+
+  @Flag(help: "Turn off the offline cache, handoff and resync.")
+  var noOffline = false
+
   public init() {}
 
   public mutating func validate() throws {
@@ -141,6 +162,15 @@ public struct SlimplayCommand: ParsableCommand {
     guard serverTimeout >= 1 else { throw ValidationError("--server-timeout must be at least 1 s") }
     settings.serverTimeoutSeconds = serverTimeout
     settings.pidFile = pidFile
+    guard (0...15).contains(prefetch) else { throw ValidationError("--prefetch must be between 0 and 15") }
+    guard cacheSize >= 1 else { throw ValidationError("--cache-size must be at least 1 MB") }
+    guard (1...65535).contains(lmsPort) else { throw ValidationError("invalid --lms-port \(lmsPort)") }
+    if lmsPasswordFile != nil && lmsUser == nil {
+      throw ValidationError("--lms-password-file needs --lms-user")
+    }
+    settings.offline = OfflineSettings(
+      enabled: !noOffline, cacheDirectory: cacheDir, cacheMegabytes: cacheSize, prefetch: prefetch,
+      lmsPort: lmsPort, lmsUser: lmsUser, lmsPasswordFile: lmsPasswordFile)
     return settings
   }
 

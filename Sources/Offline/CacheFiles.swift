@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// POSIX file calls the cache needs, with errno kept for clear log lines.
+enum CacheFiles {
+  struct Status {
+    var size: Int
+    var modified: Int
+  }
+
+  static func status(_ path: String) -> Status? {
+    var info = stat()
+    guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+    return Status(size: Int(info.st_size), modified: Int(info.st_mtim.tv_sec) * 1000 + Int(info.st_mtim.tv_nsec / 1_000_000))
+  }
+
+  static func remove(_ path: String) { unlink(path) }
+
+  static func rename(_ from: String, _ to: String) -> Int32? {
+    Glibc.rename(from, to) == 0 ? nil : errno
+  }
+
+  static func errorText(_ code: Int32) -> String {
+    String(cString: strerror(code))
+  }
+
+  /// FNV-1a 64 of the whole file: cheap enough to recheck a cached file that changed on disk.
+  static func checksum(_ path: String) -> UInt64? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
+    defer { buffer.deallocate() }
+    while true {
+      let n = read(fd, buffer.baseAddress, buffer.count)
+      if n < 0, errno == EINTR { continue }
+      if n < 0 { return nil }
+      if n == 0 { return hash }
+      for byte in UnsafeRawBufferPointer(rebasing: buffer[0..<n]) {
+        hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
+      }
+    }
+  }
+
+  static func fnv1a(_ text: String) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+    return hash
+  }
+
+  static func hex(_ value: UInt64) -> String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+  }
+}

@@ -1,0 +1,226 @@
+import LMSControl
+import Logging
+import SlimConnection
+import Synchronization
+
+/// Identifies a cached file by what it is, not by LMS's track id (which changes when the
+/// library is rescanned): the server, the track's URL and its size.
+public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
+  public let value: String
+
+  public init(server: String, url: String, fileSize: Int?) {
+    value = CacheFiles.hex(CacheFiles.fnv1a("\(server)\n\(url)\n\(fileSize ?? -1)"))
+  }
+
+  init(value: String) { self.value = value }
+
+  public var description: String { value }
+}
+
+/// One complete, verified file in the cache.
+public struct CacheEntry: Equatable, Sendable {
+  public var key: CacheKey
+  public var url: String
+  public var type: String
+  public var size: Int
+  public var checksum: UInt64
+  /// The file's modification time when it was verified: a change means it must be rechecked.
+  public var modified: Int
+  /// Larger is more recent (least recently used goes first).
+  public var lastUsed: Int
+
+  var fileName: String { key.value + ".audio" }
+}
+
+/// The cache folder: complete files named by key, `.part` files being downloaded, and
+/// `index.json`, rewritten atomically after every change so a restart finds what it left.
+/// Shared by the control loop (lookups) and the download loop (additions), hence the lock; no
+/// lock is held across file I/O except the index rewrite, which is small.
+public final class CacheStore: Sendable {
+  public let directory: String
+  public let capacityBytes: Int
+  private let logger: Logger
+  private let state = Mutex(State())
+
+  private struct State {
+    var entries: [CacheKey: CacheEntry] = [:]
+    var clock = 0
+    var writable = true
+  }
+
+  public init(directory: String, capacityBytes: Int, logger: Logger) {
+    self.directory = directory
+    self.capacityBytes = capacityBytes
+    self.logger = logger
+  }
+
+  var indexPath: String { directory + "/index.json" }
+  public func path(of key: CacheKey) -> String { directory + "/" + key.value + ".audio" }
+  public func partialPath(of key: CacheKey) -> String { directory + "/" + key.value + ".part" }
+
+  /// Reads the index and drops what does not match the disk: missing files, wrong sizes, files
+  /// the index does not know (left by a crash before the index was written).
+  public func load() {
+    guard FileIO.makeDirectories(directory) else {
+      logger.error("cache: cannot create \(directory): caching is off")
+      state.withLock { $0.writable = false }
+      return
+    }
+    var entries: [CacheKey: CacheEntry] = [:]
+    var clock = 0
+    if let bytes = FileIO.read(indexPath, limit: 16 << 20) {
+      do {
+        let index = try JSONValue(parsing: bytes)
+        for item in index["entries"]?.array ?? [] {
+          guard let entry = CacheEntry(item) else { continue }
+          guard let status = CacheFiles.status(path(of: entry.key)), status.size == entry.size else {
+            logger.warning("cache: \(entry.key) is missing or has the wrong size: dropped")
+            continue
+          }
+          entries[entry.key] = entry
+          clock = max(clock, entry.lastUsed)
+        }
+      } catch {
+        logger.error("cache: index unreadable (\(error)): starting empty")
+      }
+    }
+    for name in FileIO.entries(of: directory) where name.hasSuffix(".audio") {
+      let key = CacheKey(value: String(name.dropLast(6)))
+      if entries[key] == nil { CacheFiles.remove(directory + "/" + name) }
+    }
+    let count = entries.count
+    state.withLock {
+      $0.entries = entries
+      $0.clock = clock
+    }
+    logger.info("cache: \(count) files in \(directory)")
+    persist()
+  }
+
+  public var isWritable: Bool { state.withLock { $0.writable } }
+  public var totalBytes: Int { state.withLock { $0.entries.values.reduce(0) { $0 + $1.size } } }
+  public var keys: Set<CacheKey> { state.withLock { Set($0.entries.keys) } }
+
+  public func entry(_ key: CacheKey) -> CacheEntry? { state.withLock { $0.entries[key] } }
+
+  /// The path of a complete file, marking it recently used.
+  public func lookUp(_ key: CacheKey) -> String? {
+    let found = state.withLock { state -> Bool in
+      guard state.entries[key] != nil else { return false }
+      state.clock += 1
+      state.entries[key]!.lastUsed = state.clock
+      return true
+    }
+    return found ? path(of: key) : nil
+  }
+
+  /// Checks a cached file before relying on it: unchanged size and time are trusted, anything
+  /// else is rehashed; a mismatch drops the entry so it is fetched again.
+  @discardableResult
+  public func verify(_ key: CacheKey) -> Bool {
+    guard let entry = entry(key) else { return false }
+    let file = path(of: key)
+    guard let status = CacheFiles.status(file), status.size == entry.size else {
+      logger.warning("cache: \(key) changed size on disk: dropped")
+      remove(key)
+      return false
+    }
+    if status.modified == entry.modified { return true }
+    guard CacheFiles.checksum(file) == entry.checksum else {
+      logger.warning("cache: \(key) is corrupt (checksum mismatch): dropped")
+      remove(key)
+      return false
+    }
+    state.withLock { $0.entries[key]?.modified = status.modified }
+    persist()
+    return true
+  }
+
+  /// Moves a verified download into place and records it, then evicts down to the cap,
+  /// sparing `protected` (the tracks about to play).
+  public func add(
+    _ key: CacheKey, url: String, type: String, from partial: String, checksum: UInt64, protected: Set<CacheKey>
+  ) -> Bool {
+    let file = path(of: key)
+    if let code = CacheFiles.rename(partial, file) {
+      logger.error("cache: cannot move \(partial) into place: \(CacheFiles.errorText(code))")
+      CacheFiles.remove(partial)
+      return false
+    }
+    guard let status = CacheFiles.status(file) else { return false }
+    state.withLock { state in
+      state.clock += 1
+      state.entries[key] = CacheEntry(
+        key: key, url: url, type: type, size: status.size, checksum: checksum, modified: status.modified,
+        lastUsed: state.clock)
+    }
+    evict(protecting: protected.union([key]))
+    persist()
+    return true
+  }
+
+  public func remove(_ key: CacheKey) {
+    state.withLock { _ = $0.entries.removeValue(forKey: key) }
+    CacheFiles.remove(path(of: key))
+    persist()
+  }
+
+  /// Least recently used first, until the total fits under the cap.
+  func evict(protecting protected: Set<CacheKey>) {
+    let victims = state.withLock { state -> [CacheKey] in
+      var total = state.entries.values.reduce(0) { $0 + $1.size }
+      var victims: [CacheKey] = []
+      for entry in state.entries.values.sorted(by: { $0.lastUsed < $1.lastUsed }) where total > capacityBytes {
+        guard !protected.contains(entry.key) else { continue }
+        total -= entry.size
+        victims.append(entry.key)
+        state.entries.removeValue(forKey: entry.key)
+      }
+      return victims
+    }
+    for key in victims {
+      logger.info("cache: evicting \(key) (cache over \(capacityBytes / 1_048_576) MB)")
+      CacheFiles.remove(path(of: key))
+    }
+  }
+
+  /// Room for `bytes` more without evicting a protected entry.
+  public func hasRoom(for bytes: Int, protecting protected: Set<CacheKey>) -> Bool {
+    state.withLock { state in
+      let unprotected = state.entries.values.filter { !protected.contains($0.key) }.reduce(0) { $0 + $1.size }
+      let total = state.entries.values.reduce(0) { $0 + $1.size }
+      return total - unprotected + bytes <= capacityBytes
+    }
+  }
+
+  private func persist() {
+    let entries = state.withLock { Array($0.entries.values) }
+    let document: JSONValue = [
+      "version": 1, "entries": .array(entries.sorted { $0.lastUsed < $1.lastUsed }.map(\.json)),
+    ]
+    do {
+      try FileIO.writeAtomically(indexPath, Array(document.encoded.utf8))
+    } catch {
+      logger.error("cache: cannot write the index: \(error)")
+    }
+  }
+}
+
+extension CacheEntry {
+  var json: JSONValue {
+    [
+      "key": .string(key.value), "url": .string(url), "type": .string(type), "size": .number(Double(size)),
+      "checksum": .string(CacheFiles.hex(checksum)), "modified": .number(Double(modified)),
+      "used": .number(Double(lastUsed)),
+    ]
+  }
+
+  init?(_ value: JSONValue) {
+    guard let key = value["key"]?.string, key.count == 16, let size = value["size"]?.int,
+      let checksum = value["checksum"]?.string.flatMap({ UInt64($0, radix: 16) })
+    else { return nil }
+    self.init(
+      key: CacheKey(value: key), url: value["url"]?.string ?? "", type: value["type"]?.string ?? "", size: size,
+      checksum: checksum, modified: value["modified"]?.int ?? 0, lastUsed: value["used"]?.int ?? 0)
+  }
+}

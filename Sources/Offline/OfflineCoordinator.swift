@@ -1,0 +1,357 @@
+import LMSControl
+import Logging
+import NIOCore
+import Playback
+import SlimConnection
+import SlimProto
+
+/// Sits between the protocol session and the streaming engine. Online it forwards everything
+/// and follows the queue; when the server or the live stream fails it hands playback to the
+/// cache at the exact next frame; when the server returns it brings LMS to where the player
+/// really is (`playlist jump` with a time offset) and splices the server's stream back in.
+///
+/// online ──(connection lost)──► disconnected ──(stream fails / track decoded)──► offline
+///    ▲                               │ (reconnect: LMS kept the stream)            │ reconnect
+///    └───────────────────────────────┘◄──────────(STMs of the spliced stream)── resyncing
+public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, PlaybackObserver, @unchecked Sendable {
+  public enum State: Equatable, Sendable {
+    case online
+    /// The SlimProto connection is down; the live stream still plays from its buffers.
+    case disconnected
+    /// Playing from the cache.
+    case offline
+    /// Connected again: waiting for LMS's stream to take over at the splice.
+    case resyncing
+  }
+
+  public struct Configuration: Sendable {
+    public var prefetch: Int
+    /// Buffered audio kept at a splice: the time LMS's stream has to arrive.
+    public var spliceLeadMilliseconds: Int
+
+    public init(prefetch: Int = 5, spliceLeadMilliseconds: Int = 700) {
+      self.prefetch = prefetch
+      self.spliceLeadMilliseconds = spliceLeadMilliseconds
+    }
+  }
+
+  public weak var reporter: (any PlaybackReporter)?
+  /// Told first about every connection change (the runtime records the server there).
+  public var connectionObserver: ((Bool) -> Void)?
+  public private(set) var state = State.online
+  private let engine: StreamingEngine
+  private let poller: StatusPoller
+  private let client: LMSClient
+  private let store: CacheStore
+  private let downloads: DownloadManager
+  private let configuration: Configuration
+  private let eventLoop: any EventLoop
+  private let logger: Logger
+
+  /// The last queue view from the server (current track first).
+  private var queue: LMSStatus?
+  /// Engine track id → queue index.
+  private var queueIndexOfTrack: [Int: Int] = [:]
+  /// Local tracks: where in their track they started (a seek), for the position.
+  private var startFrameOfTrack: [Int: Int] = [:]
+  private var heardTrackID: Int?
+  private var splice: (point: SplicePoint, queueIndex: Int, trackID: Int?)?
+  private var resyncTimeout: Scheduled<Void>?
+  private var connected = false
+
+  public init(
+    engine: StreamingEngine, poller: StatusPoller, client: LMSClient, store: CacheStore, downloads: DownloadManager,
+    configuration: Configuration, eventLoop: any EventLoop, logger: Logger
+  ) {
+    self.engine = engine
+    self.poller = poller
+    self.client = client
+    self.store = store
+    self.downloads = downloads
+    self.configuration = configuration
+    self.eventLoop = eventLoop
+    self.logger = logger
+    engine.reporter = self
+    engine.observer = self
+    poller.observe { [unowned self] status in statusChanged(status) }
+  }
+
+  // MARK: PlaybackEngine (from the session)
+
+  public var maximumSampleRate: Int { engine.maximumSampleRate }
+
+  public func handle(_ message: ServerMessage) {
+    if state == .resyncing, case .stream(let command) = message {
+      switch command.command {
+      case .stop, .flush:
+        // LMS stops the old stream before the jump's new one: the audio that bridges the
+        // splice must keep playing.
+        reporter?.report(.flushed)
+        return
+      default:
+        break
+      }
+    }
+    if state == .offline, case .stream = message {
+      // LMS still thinks it streams the old track; ignore it until the resync.
+      return
+    }
+    engine.handle(message)
+  }
+
+  public func snapshot() -> PlaybackSnapshot {
+    var snapshot = engine.snapshot()
+    // Until the spliced stream is heard, LMS must not add the local track's time to the new
+    // start offset.
+    if state == .resyncing { snapshot.elapsedMilliseconds = 0 }
+    return snapshot
+  }
+
+  public func serverConnectionChanged(_ isConnected: Bool) {
+    connected = isConnected
+    connectionObserver?(isConnected)
+    if isConnected {
+      poller.start()
+      switch state {
+      case .disconnected:
+        logger.notice("offline: server back while the live stream still played; nothing to resync")
+        state = .online
+      case .offline:
+        // Give LMS a moment to process the HELO before asking it anything.
+        eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(300)) { [self] in beginResync() }
+      default:
+        break
+      }
+    } else {
+      poller.stop()
+      if state == .online {
+        state = .disconnected
+        logger.warning("offline: connection to the server lost; playing what is buffered")
+        if engine.streamingTrackID == nil, engine.isPlaying { playNextCached(after: lastQueuedTrackID) }
+      } else if state == .resyncing {
+        abandonResync("connection lost again")
+      }
+    }
+  }
+
+  // MARK: PlaybackReporter (from the engine)
+
+  public func report(_ event: StatusEvent, errorCode: UInt16) {
+    guard state == .online || state == .resyncing else { return }
+    reporter?.report(event, errorCode: errorCode)
+  }
+
+  public func send(_ message: PlayerMessage) {
+    guard state == .online || state == .resyncing else { return }
+    reporter?.send(message)
+  }
+
+  // MARK: PlaybackObserver
+
+  public func trackCreated(_ id: Int) {
+    if state == .resyncing, let splice {
+      queueIndexOfTrack[id] = splice.queueIndex
+      self.splice?.trackID = id
+      return
+    }
+    // A stream sent while another track plays is its successor in the queue.
+    if let last = lastQueuedTrackID, let index = queueIndexOfTrack[last], engine.isPlaying {
+      queueIndexOfTrack[id] = index + 1
+    } else if let current = queue?.currentIndex {
+      queueIndexOfTrack[id] = current
+    }
+  }
+
+  public func trackStarted(_ id: Int) {
+    heardTrackID = id
+    queueIndexOfTrack = queueIndexOfTrack.filter { $0.key >= id }
+    if state == .resyncing, splice?.trackID == id {
+      finishResync()
+    }
+    if state == .online { poller.pollSoon() }
+    planDownloads()
+  }
+
+  public func trackDecoded(_ id: Int) {
+    switch state {
+    case .online, .resyncing:
+      poller.pollSoon()
+    case .disconnected, .offline:
+      playNextCached(after: id)
+    }
+  }
+
+  public func trackFailed(_ id: Int) {
+    if state == .offline || state == .disconnected { playNextCached(after: id) }
+  }
+
+  public func streamFailed(_ id: Int, reason: DisconnectReason) {
+    guard state != .resyncing else { return }
+    guard let index = queueIndexOfTrack[id], let track = queue?.tracks.first(where: { $0.index == index }),
+      let source = cachedSource(for: track)
+    else {
+      logger.warning("offline: stream failed (\(reason)) and the track is not cached: playing out the buffer")
+      if state == .online { return }
+      state = .offline
+      return
+    }
+    if engine.continueStreamingTrack(from: source) {
+      logger.notice("offline: stream failed (\(reason)); track \(index + 1) continues from the cache")
+      state = .offline
+      if connected { scheduleResyncIfConnected() }
+    }
+  }
+
+  public func playbackEnded() {
+    if state == .offline { logger.notice("offline: the cached queue has played out") }
+  }
+
+  // MARK: Queue and cache plan
+
+  private var lastQueuedTrackID: Int? { queueIndexOfTrack.keys.max() }
+
+  private func statusChanged(_ status: LMSStatus) {
+    guard state == .online else { return }
+    if let previous = queue, previous.playlistTimestamp != status.playlistTimestamp {
+      logger.info("queue changed on the server")
+    }
+    queue = status
+    // The track being heard is the server's current one.
+    if status.mode == .play, let heard = heardTrackID, let current = status.currentIndex {
+      let shift = current - (queueIndexOfTrack[heard] ?? current)
+      if shift != 0 {
+        for key in queueIndexOfTrack.keys { queueIndexOfTrack[key]! += shift }
+      }
+      queueIndexOfTrack[heard] = current
+    }
+    planDownloads()
+  }
+
+  private func key(for track: QueueTrack) -> CacheKey? {
+    guard let endpoint = client.endpoint else { return nil }
+    return CacheKey(server: endpoint.identity, url: track.url, fileSize: track.fileSize)
+  }
+
+  private func planDownloads() {
+    guard let queue else { return }
+    let wanted = queue.tracks.filter { $0.index >= (queue.currentIndex ?? 0) }.prefix(configuration.prefetch + 1)
+    let plan = wanted.compactMap { track -> PlannedDownload? in
+      guard track.isDownloadable, CacheVerifier.codec(forType: track.type) != nil, let key = key(for: track) else {
+        return nil
+      }
+      return PlannedDownload(key: key, track: track)
+    }
+    downloads.setPlan(plan)
+  }
+
+  private func cachedSource(for track: QueueTrack) -> LocalSource? {
+    guard let key = key(for: track), let codec = CacheVerifier.codec(forType: track.type),
+      store.entry(key) != nil, store.verify(key), let path = store.lookUp(key)
+    else { return nil }
+    return LocalSource(path: path, codec: codec)
+  }
+
+  /// Starts the next cached track after engine track `id` (gapless when the output still plays).
+  private func playNextCached(after id: Int?) {
+    guard let queue, let id, let index = queueIndexOfTrack[id] else {
+      logger.warning("offline: no queue known: playing out the buffer, then stopping")
+      return
+    }
+    for track in queue.tracks where track.index > index {
+      guard let source = cachedSource(for: track) else {
+        logger.warning("offline: track \(track.index + 1) '\(track.title)' is not cached: skipped")
+        continue
+      }
+      guard let newID = engine.playLocal(source) else { continue }
+      queueIndexOfTrack[newID] = track.index
+      if state != .offline {
+        logger.notice("offline: playing from the cache from track \(track.index + 1) '\(track.title)'")
+      }
+      state = .offline
+      return
+    }
+    logger.warning("offline: nothing more is cached: playing out the buffer, then stopping")
+    state = .offline
+  }
+
+  // MARK: Resync
+
+  private func scheduleResyncIfConnected() {
+    // A failed stream with the server still connected: resync at once.
+    eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(300)) { [self] in
+      if state == .offline, connected { beginResync() }
+    }
+  }
+
+  private func beginResync() {
+    guard state == .offline else { return }
+    poller.fetch().hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
+      guard state == .offline else { return }
+      switch result {
+      case .failure(let error):
+        logger.warning("resync: cannot read the server's status (\(error)); staying offline")
+        eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) { [self] in beginResync() }
+      case .success(let status):
+        resync(with: status)
+      }
+    }
+  }
+
+  private func resync(with status: LMSStatus) {
+    if let known = queue?.playlistTimestamp, let now = status.playlistTimestamp, known != now {
+      logger.notice("resync: the queue was edited on the server while offline: following the server")
+      engine.stopLocal()
+      queueIndexOfTrack.removeAll()
+      queue = status
+      state = .online
+      if status.mode == .play, let index = status.currentIndex {
+        _ = client.request(["playlist", "jump", .number(Double(index))])
+      }
+      return
+    }
+    guard engine.isPlaying, let point = engine.prepareSplice(keepMilliseconds: configuration.spliceLeadMilliseconds),
+      let index = queueIndexOfTrack[point.trackID]
+    else {
+      logger.notice("resync: nothing is playing locally; the server takes over as it is")
+      state = .online
+      return
+    }
+    let offset = point.seconds
+    splice = (point, index, nil)
+    state = .resyncing
+    logger.notice("resync: asking the server to play track \(index + 1) from \(offset) s")
+    let seek: JSONValue = ["timeOffset": .number((offset * 1000).rounded() / 1000)]
+    client.request(["playlist", "jump", .number(Double(index)), 0, 0, seek]).hop(to: eventLoop).assumeIsolated()
+      .whenFailure { [self] error in abandonResync("the server refused the jump: \(error)") }
+    resyncTimeout = eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) { [self] in
+      abandonResync("the server's stream did not start in time")
+    }
+  }
+
+  private func finishResync() {
+    resyncTimeout?.cancel()
+    splice = nil
+    state = .online
+    logger.notice("resync: the server's stream took over")
+    poller.pollSoon()
+  }
+
+  /// Back to local playback from the splice point: the cut track resumes at the very frame.
+  private func abandonResync(_ reason: String) {
+    guard state == .resyncing, let splice else { return }
+    resyncTimeout?.cancel()
+    logger.warning("resync: \(reason); playing on from the cache")
+    self.splice = nil
+    state = .offline
+    engine.abandonSplice(splice.point)
+    if let track = queue?.tracks.first(where: { $0.index == splice.queueIndex }), let source = cachedSource(for: track),
+      let id = engine.playLocal(source, startFrame: splice.point.frame)
+    {
+      queueIndexOfTrack[id] = splice.queueIndex
+      startFrameOfTrack[id] = splice.point.frame
+    }
+    eventLoop.assumeIsolated().scheduleTask(in: .seconds(10)) { [self] in
+      if state == .offline, connected { beginResync() }
+    }
+  }
+}

@@ -60,6 +60,9 @@ public final class FrameOutput: @unchecked Sendable {
     skipAdvancesPosition = false
   }
 
+  /// The track the decoder last began (decoder thread writes; read after its events).
+  public var currentTrackID: Int { trackID }
+
   /// The position in the current track (in frames from its start) of the next frame to commit.
   /// Read by the control thread while the decoder is parked, to know where a replacement source
   /// must resume.

@@ -58,6 +58,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   private var splice: (point: SplicePoint, queueIndex: Int, trackID: Int?)?
   private var resyncTimeout: Scheduled<Void>?
   private var connected = false
+  private var shuttingDown = false
 
   public init(
     engine: StreamingEngine, poller: StatusPoller, client: LMSClient, store: CacheStore, downloads: DownloadManager,
@@ -110,6 +111,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   public func serverConnectionChanged(_ isConnected: Bool) {
     connected = isConnected
     connectionObserver?(isConnected)
+    guard !shuttingDown else { return }
     if isConnected {
       poller.start()
       switch state {
@@ -127,11 +129,20 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       if state == .online {
         state = .disconnected
         logger.warning("offline: connection to the server lost; playing what is buffered")
-        if engine.streamingTrackID == nil, engine.isPlaying { playNextCached(after: lastQueuedTrackID) }
+        if engine.streamingTrackID == nil, engine.isPlaying, let last = engine.lastDecodedTrack() {
+          if !repairIfCutShort(last.id) { playNextCached(after: last.id) }
+        }
       } else if state == .resyncing {
         abandonResync("connection lost again")
       }
     }
+  }
+
+  /// The player is stopping: a lost connection now is no reason to go offline.
+  public func shutDown() {
+    shuttingDown = true
+    poller.stop()
+    downloads.setPlan([])
   }
 
   // MARK: PlaybackReporter (from the engine)
@@ -177,12 +188,35 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     case .online, .resyncing:
       poller.pollSoon()
     case .disconnected, .offline:
-      playNextCached(after: id)
+      if !repairIfCutShort(id) { playNextCached(after: id) }
     }
   }
 
   public func trackFailed(_ id: Int) {
-    if state == .offline || state == .disconnected { playNextCached(after: id) }
+    if state == .offline || state == .disconnected {
+      if !repairIfCutShort(id) { playNextCached(after: id) }
+    }
+  }
+
+  /// LMS streams without a length, so a dying server looks like the end of the track. A track
+  /// that ends well short of its duration while the server is away was cut: it continues from
+  /// the cache at the exact next frame.
+  private func repairIfCutShort(_ id: Int) -> Bool {
+    guard let last = engine.lastDecodedTrack(), last.id == id, let rate = last.sampleRate,
+      let index = queueIndexOfTrack[id], let track = queue?.tracks.first(where: { $0.index == index }),
+      let duration = track.duration
+    else { return false }
+    let expected = Int(duration * Double(rate))
+    guard last.frames + rate / 10 < expected else { return false }
+    guard let source = cachedSource(for: track) else {
+      logger.warning("offline: track \(index + 1) was cut short and is not cached")
+      return false
+    }
+    guard engine.continueTrack(id, from: source) else { return false }
+    logger.notice(
+      "offline: track \(index + 1) was cut at \(Double(last.frames) / Double(rate)) s; it continues from the cache")
+    state = .offline
+    return true
   }
 
   public func streamFailed(_ id: Int, reason: DisconnectReason) {
@@ -195,7 +229,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       state = .offline
       return
     }
-    if engine.continueStreamingTrack(from: source) {
+    if engine.continueTrack(id, from: source) {
       logger.notice("offline: stream failed (\(reason)); track \(index + 1) continues from the cache")
       state = .offline
       if connected { scheduleResyncIfConnected() }

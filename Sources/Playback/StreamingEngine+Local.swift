@@ -25,13 +25,19 @@ extension StreamingEngine {
     !input.hasEnded && input.ring.fill < input.ring.capacity / 2 && input.ring.totalWritten > 0
   }
 
-  /// Replaces the source of the track being streamed with `source`, a complete copy of the same
-  /// file: decoding resumes at the exact frame after the last one the stream delivered. Returns
-  /// false if no track is streaming.
+  /// The track the decoder worked on last, the frames it delivered of it, and its rate.
+  public func lastDecodedTrack() -> (id: Int, frames: Int, sampleRate: Int?)? {
+    let id = output.currentTrackID
+    guard let track = tracks.first(where: { $0.id == id }) else { return nil }
+    return (id, output.framesCommittedInTrack, track.format?.sampleRate)
+  }
+
+  /// Replaces the source of track `id` — the last one the decoder began, still streaming or cut
+  /// short — with `source`, a complete copy of the same file: decoding resumes at the exact frame
+  /// after the last one delivered.
   @discardableResult
-  public func continueStreamingTrack(from source: LocalSource) -> Bool {
-    guard let index = tracks.lastIndex(where: { $0.phase == .streaming }) else { return false }
-    let id = tracks[index].id
+  public func continueTrack(_ id: Int, from source: LocalSource) -> Bool {
+    guard output.currentTrackID == id, let index = tracks.firstIndex(where: { $0.id == id }) else { return false }
     fetcher.close()
     fileStreamer.close()
     worker.park()
@@ -39,6 +45,8 @@ extension StreamingEngine {
     worker.resetWhileParked()
     input.reopen()
     worker.unpark()
+    tracks[index].phase = .streaming
+    tracks.removeAll { $0.id > id }
     worker.enqueue(DecodeJob(trackID: id, codec: source.codec, start: .continuing))
     return fileStreamer.open(path: source.path)
   }

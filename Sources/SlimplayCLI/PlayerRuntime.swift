@@ -56,14 +56,16 @@ struct PlayerRuntime {
     let sessionRef = SessionReference()
     let streamingEngine = makeEngine(eventLoop: loop, controlServer: { sessionRef.session?.server })
     var engine: any PlaybackEngine = streamingEngine
+    var offlineCoordinator: OfflineCoordinator?
     if settings.offline.enabled {
-      guard
-        let coordinator = try makeOfflineCoordinator(
-          engine: streamingEngine, mac: mac, controlLoop: loop, downloadLoop: group.next(), environment: environment,
-          server: { sessionRef.server })
-      else { throw ExitCode.failure }
-      coordinator.connectionObserver = { _ in sessionRef.server = sessionRef.session?.server }
-      engine = coordinator
+      if let coordinator = try makeOfflineCoordinator(
+        engine: streamingEngine, mac: mac, controlLoop: loop, downloadLoop: group.next(), environment: environment,
+        server: { sessionRef.server })
+      {
+        coordinator.connectionObserver = { _ in sessionRef.server = sessionRef.session?.server }
+        engine = coordinator
+        offlineCoordinator = coordinator
+      }
     }
     let session = PlayerSession(
       identity: identity, name: name, nameStore: nameStore, engine: engine, logger: logger)
@@ -75,12 +77,16 @@ struct PlayerRuntime {
       session: session, eventLoop: loop, logger: logger)
     sessionRef.session = session
 
+    let coordinator = offlineCoordinator
     let signals = [SIGINT, SIGTERM].map { number in
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
       source.setEventHandler {
         logger.notice("signal \(number): shutting down")
-        client.stop()
+        loop.execute {
+          coordinator?.shutDown()
+          client.stop()
+        }
       }
       source.resume()
       return source
@@ -104,7 +110,7 @@ struct PlayerRuntime {
       if let file = offline.lmsPasswordFile {
         guard let text = FileIO.readText(file) else {
           logger.error("cannot read the LMS password file \(file)")
-          return nil
+          throw ExitCode.failure
         }
         password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
       }
@@ -121,7 +127,7 @@ struct PlayerRuntime {
       logger: Logger(label: LogConfiguration.Category.lms.rawValue))
     guard let folder = offline.cacheDirectory ?? settings.stateDirectoryPath(environment: environment).map({ $0 + "/cache" })
     else {
-      logger.error("no folder for the offline cache: give --cache-dir or --state-dir, or --no-offline")
+      logger.warning("offline cache off: no folder for it (give --cache-dir or --state-dir)")
       return nil
     }
     let store = CacheStore(directory: folder, capacityBytes: offline.cacheMegabytes << 20, logger: logger)

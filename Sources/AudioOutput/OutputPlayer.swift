@@ -59,6 +59,8 @@ public final class OutputPlayer: @unchecked Sendable {
   private var silenceFrames = 0
   private var skipFrames = 0
   var framesPlayed = 0
+  /// The output ring frame at which the current track began.
+  var trackStartFrame = 0
   var trackID = -1
   private var reportedDry = false
   private let silence: UnsafeMutableBufferPointer<Int32>
@@ -321,6 +323,7 @@ public final class OutputPlayer: @unchecked Sendable {
     treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
     gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
     trackID = boundary.trackID
+    trackStartFrame = boundary.frame
     plan = nil
     fadeIn = nil
     if let crossfade = crossfading, crossfade.trackID == boundary.trackID {
@@ -383,7 +386,7 @@ public final class OutputPlayer: @unchecked Sendable {
     position.withLock {
       $0 = PlayPosition(
         trackID: trackID, framesPlayed: framesPlayed, delayFrames: delay, measuredAtNanoseconds: now,
-        sampleRate: rate, isRunning: running)
+        sampleRate: rate, isRunning: running, trackStartFrame: trackStartFrame)
     }
   }
 }

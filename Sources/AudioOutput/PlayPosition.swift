@@ -22,6 +22,8 @@ public struct PlayPosition: Equatable, Sendable {
   public var measuredAtNanoseconds: UInt64 = 0
   public var sampleRate = 44100
   public var isRunning = false
+  /// The output ring frame at which this track began.
+  public var trackStartFrame = 0
 
   /// Milliseconds of the current track heard by now (squeezelite's formula).
   public func elapsedMilliseconds(now: UInt64) -> Int {

@@ -354,7 +354,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     splice = (point, index, nil)
     state = .resyncing
     logger.notice("resync: asking the server to play track \(index + 1) from \(offset) s")
-    let seek: JSONValue = ["timeOffset": .number((offset * 1000).rounded() / 1000)]
+    // Full precision: a server that seeks by sample (a transcoding seek) then lands on the very frame.
+    let seek: JSONValue = ["timeOffset": .number(offset)]
     client.request(["playlist", "jump", .number(Double(index)), 0, 0, seek]).hop(to: eventLoop).assumeIsolated()
       .whenFailure { [self] error in abandonResync("the server refused the jump: \(error)") }
     resyncTimeout = eventLoop.assumeIsolated().scheduleTask(in: .seconds(5)) { [self] in

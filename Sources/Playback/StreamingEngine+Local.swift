@@ -64,7 +64,7 @@ extension StreamingEngine {
     let id = nextTrackID
     nextTrackID += 1
     let command = StreamCommand(command: .start, autostart: .automatic, format: .flac)
-    tracks.append(PlaybackTrack(id: id, command: command, isLocal: true))
+    tracks.append(PlaybackTrack(id: id, command: command, isLocal: true, startFrame: startFrame))
     player.setTreatment(TrackTreatment(), forTrack: id)
     worker.enqueue(DecodeJob(trackID: id, codec: source.codec, start: startFrame > 0 ? .frame(startFrame) : .beginning))
     guard fileStreamer.open(path: source.path) else {
@@ -106,7 +106,7 @@ extension StreamingEngine {
     input.ring.discardAll()
     let written = output.writeFrame
     let consumed = output.ring.totalConsumed / OutputFrames.bytesPerFrame
-    let positionInDecodingTrack = output.framesCommittedInTrack
+    let position = player.currentPosition()
     var cut = min(written, consumed + keepMilliseconds * heard.sampleRate / 1000)
     var point: SplicePoint
     if let boundary = output.boundaries.first(where: { $0.isNewTrack && $0.frame > consumed }),
@@ -116,9 +116,11 @@ extension StreamingEngine {
       point = SplicePoint(
         trackID: boundary.trackID, frame: 0, sampleRate: boundary.format.sampleRate, outputFrame: cut)
     } else {
-      let decodingID = tracks.last(where: { $0.phase == .streaming })?.id ?? tracks.last?.id ?? heard.trackID
-      let frame = positionInDecodingTrack - (written - cut)
-      point = SplicePoint(trackID: decodingID, frame: max(0, frame), sampleRate: heard.sampleRate, outputFrame: cut)
+      // The cut falls in the track being heard, counted from where it began in the ring.
+      let startFrame = tracks.first(where: { $0.id == position.trackID })?.startFrame ?? 0
+      point = SplicePoint(
+        trackID: position.trackID, frame: cut - position.trackStartFrame + startFrame, sampleRate: heard.sampleRate,
+        outputFrame: cut)
     }
     player.flush(from: cut)
     worker.resetWhileParked()

@@ -7,6 +7,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from lms import LoopbackServer  # noqa: E402
+from lms_emulation import EmulatedLMS  # noqa: E402
 from media import Media, MediaServer  # noqa: E402
 from player import PlayerProcess  # noqa: E402
 
@@ -29,6 +30,28 @@ def server():
     lms.start()
     yield lms
     lms.close()
+
+
+@pytest.fixture
+def lms_factory():
+    """Makes started EmulatedLMS instances (constructor arguments as given); all are closed at the end."""
+    servers: list[EmulatedLMS] = []
+
+    def make(**kwargs) -> EmulatedLMS:
+        emulated = EmulatedLMS(**kwargs)
+        servers.append(emulated)
+        emulated.start()
+        return emulated
+
+    yield make
+    for emulated in servers:
+        emulated.close()
+
+
+@pytest.fixture
+def lms(lms_factory):
+    """A started EmulatedLMS with default settings."""
+    return lms_factory()
 
 
 @pytest.fixture

@@ -107,6 +107,9 @@ def test_resync_after_an_outage_brings_lms_to_the_true_position(lms_factory, sta
     assert abs(float(status["time"]) - heard) <= 0.25, player.log()
     reference = b"".join(media.flac_reference(f) for f in files)
     got = capture.wait_for_length(len(reference), timeout=40)
+    mismatch = next((i for i in range(0, min(len(got), len(reference)), 4) if got[i:i + 4] != reference[i:i + 4]), None)
+    print(f"captured {len(got)} bytes, reference {len(reference)}, first difference at byte {mismatch}")
+    print(lms.stat_events())
     assert len(got) == len(reference), player.log()
     # The stream that took over is the same audio: the whole queue is still sample-exact.
     assert got == reference, player.log()

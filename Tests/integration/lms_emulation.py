@@ -357,6 +357,8 @@ class EmulatedLMS(LoopbackServer):
         self.download_rate: float | None = None
         self.stream_rate: float | None = None
         self.library: dict[int, Track] = {}
+        # Track ids whose downloads fail with 503 (a test's way to keep a track out of a cache).
+        self.refused_download_ids: set[int] = set()
         self.players: dict[str, PlayerState] = {}
         self.downloads: list[DownloadRequest] = []
         self.stream_requests: list[StreamRequest] = []
@@ -996,6 +998,8 @@ class EmulatedLMS(LoopbackServer):
         record = DownloadRequest(raw_id, request.headers.get("Range"), request.method, time.monotonic())
         self.downloads.append(record)
         track = self.library.get(int(raw_id)) if raw_id.isdigit() else None
+        if track is not None and track.id in self.refused_download_ids:
+            return web.Response(status=503, headers={"Connection": "close"})
         if track is None:
             # LMS never answers an unknown id: hold the connection until the client gives up
             task = asyncio.current_task()

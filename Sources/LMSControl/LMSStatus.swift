@@ -34,13 +34,29 @@ public struct QueueTrack: Equatable, Sendable {
   /// A library file the server can hand over through `/music/<id>/download`.
   public var isDownloadable: Bool { id > 0 && !isRemote && !url.hasPrefix("http") }
 
-  init?(_ item: JSONValue) {
+  /// An entry of `playlist_loop` (or of a saved queue, which uses the same keys).
+  public init?(_ item: JSONValue) {
     guard let index = item["playlist index"]?.int, let id = item["id"]?.int else { return nil }
     self.init(
       index: index, id: id, title: item["title"]?.string ?? "", artist: item["artist"]?.string ?? "",
       album: item["album"]?.string ?? "", duration: item["duration"]?.double, url: item["url"]?.string ?? "",
       type: item["type"]?.string ?? "", fileSize: item["filesize"]?.int, coverID: item["coverid"]?.string,
       isRemote: item["remote"]?.bool ?? false)
+  }
+}
+
+extension QueueTrack {
+  /// The `playlist_loop` form, for saving a queue snapshot.
+  public var json: JSONValue {
+    var members: [String: JSONValue] = [
+      "playlist index": .number(Double(index)), "id": .number(Double(id)), "title": .string(title),
+      "artist": .string(artist), "album": .string(album), "url": .string(url), "type": .string(type),
+      "remote": .number(isRemote ? 1 : 0),
+    ]
+    if let duration { members["duration"] = .number(duration) }
+    if let fileSize { members["filesize"] = .number(Double(fileSize)) }
+    if let coverID { members["coverid"] = .string(coverID) }
+    return .object(members)
   }
 }
 

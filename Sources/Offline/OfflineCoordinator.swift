@@ -28,36 +28,51 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     public var prefetch: Int
     /// Buffered audio kept at a splice: the time LMS's stream has to arrive.
     public var spliceLeadMilliseconds: Int
+    /// Where the playing state is saved every second (nil: not saved).
+    public var savedPlaybackPath: String?
+    /// With no server by then after start, a saved state resumes from the cache.
+    public var resumeAfter: TimeAmount
 
-    public init(prefetch: Int = 5, spliceLeadMilliseconds: Int = 700) {
+    public init(
+      prefetch: Int = 5, spliceLeadMilliseconds: Int = 700, savedPlaybackPath: String? = nil,
+      resumeAfter: TimeAmount = .seconds(5)
+    ) {
       self.prefetch = prefetch
       self.spliceLeadMilliseconds = spliceLeadMilliseconds
+      self.savedPlaybackPath = savedPlaybackPath
+      self.resumeAfter = resumeAfter
     }
   }
 
   public weak var reporter: (any PlaybackReporter)?
   /// Told first about every connection change (the runtime records the server there).
   public var connectionObserver: ((Bool) -> Void)?
-  public private(set) var state = State.online
-  private let engine: StreamingEngine
-  private let poller: StatusPoller
-  private let client: LMSClient
-  private let store: CacheStore
-  private let downloads: DownloadManager
-  private let configuration: Configuration
-  private let eventLoop: any EventLoop
-  private let logger: Logger
+  public internal(set) var state = State.online
+  let engine: StreamingEngine
+  let poller: StatusPoller
+  let client: LMSClient
+  let store: CacheStore
+  let downloads: DownloadManager
+  let configuration: Configuration
+  let eventLoop: any EventLoop
+  let logger: Logger
 
   /// The last queue view from the server (current track first).
-  private var queue: LMSStatus?
+  var queue: LMSStatus?
   /// Engine track id → queue index.
-  private var queueIndexOfTrack: [Int: Int] = [:]
+  var queueIndexOfTrack: [Int: Int] = [:]
   /// Local tracks: where in their track they started (a seek), for the position.
-  private var startFrameOfTrack: [Int: Int] = [:]
-  private var heardTrackID: Int?
+  var startFrameOfTrack: [Int: Int] = [:]
+  var heardTrackID: Int?
   private var splice: (point: SplicePoint, queueIndex: Int, trackID: Int?)?
   private var resyncTimeout: Scheduled<Void>?
-  private var connected = false
+  var connected = false
+  /// The server the cache keys belong to (kept while it is away).
+  var serverIdentity: String?
+  /// Seconds into their track at which server streams began (LMS seeks), by engine track id.
+  var streamOffsetOfTrack: [Int: Double] = [:]
+  var saveTask: RepeatedTask?
+  var lastSaved: SavedPlayback?
   private var shuttingDown = false
 
   public init(
@@ -252,6 +267,11 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     queue = status
     // The track being heard is the server's current one.
     if status.mode == .play, let heard = heardTrackID, let current = status.currentIndex {
+      // A stream that began after a seek: LMS's time runs ahead of what the engine counts.
+      if let position = engine.heardPosition(), position.trackID == heard {
+        let offset = status.time - Double(position.milliseconds) / 1000
+        streamOffsetOfTrack[heard] = offset > 0.5 ? offset : 0
+      }
       let shift = current - (queueIndexOfTrack[heard] ?? current)
       if shift != 0 {
         for key in queueIndexOfTrack.keys { queueIndexOfTrack[key]! += shift }
@@ -261,9 +281,10 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     planDownloads()
   }
 
-  private func key(for track: QueueTrack) -> CacheKey? {
-    guard let endpoint = client.endpoint else { return nil }
-    return CacheKey(server: endpoint.identity, url: track.url, fileSize: track.fileSize)
+  func key(for track: QueueTrack) -> CacheKey? {
+    if let endpoint = client.endpoint { serverIdentity = endpoint.identity }
+    guard let serverIdentity else { return nil }
+    return CacheKey(server: serverIdentity, url: track.url, fileSize: track.fileSize)
   }
 
   private func planDownloads() {
@@ -278,7 +299,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     downloads.setPlan(plan)
   }
 
-  private func cachedSource(for track: QueueTrack) -> LocalSource? {
+  func cachedSource(for track: QueueTrack) -> LocalSource? {
     guard let key = key(for: track), let codec = CacheVerifier.codec(forType: track.type),
       store.entry(key) != nil, store.verify(key), let path = store.lookUp(key)
     else { return nil }

@@ -65,6 +65,7 @@ struct PlayerRuntime {
         coordinator.connectionObserver = { _ in sessionRef.server = sessionRef.session?.server }
         engine = coordinator
         offlineCoordinator = coordinator
+        loop.execute { coordinator.start() }
       }
     }
     let session = PlayerSession(
@@ -137,7 +138,10 @@ struct PlayerRuntime {
       liveStreamNeedsNetwork: { engine.liveStreamNeedsNetwork })
     return OfflineCoordinator(
       engine: engine, poller: poller, client: client, store: store, downloads: downloads,
-      configuration: .init(prefetch: offline.prefetch), eventLoop: controlLoop, logger: logger)
+      configuration: .init(
+        prefetch: offline.prefetch,
+        savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" }),
+      eventLoop: controlLoop, logger: logger)
   }
 
   /// The audio pipeline with the output `-o` names.

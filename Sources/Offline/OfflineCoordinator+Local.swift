@@ -1,0 +1,128 @@
+import LMSControl
+import NIOCore
+import Playback
+import SlimConnection
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Saving the playing state, resuming it at start without a server, and local control while
+/// offline (play, pause, next, previous, seek, volume).
+extension OfflineCoordinator {
+  /// Starts saving the playing state every second and, when no server answers soon after start,
+  /// resumes a saved state from the cache.
+  public func start() {
+    eventLoop.preconditionInEventLoop()
+    guard let path = configuration.savedPlaybackPath else { return }
+    _ = FileIO.makeDirectories(FileIO.directoryName(of: path))
+    let saved = SavedPlayback.load(from: path)
+    saveTask = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+      self?.saveIfPlaying()
+    }
+    guard let saved else { return }
+    eventLoop.assumeIsolated().scheduleTask(in: configuration.resumeAfter) { [self] in
+      guard !connected, state == .online, !engine.isPlaying else { return }
+      resume(saved)
+    }
+  }
+
+  /// The queue index and seconds into the track being heard.
+  public func heardQueuePosition() -> (index: Int, seconds: Double, sampleRate: Int)? {
+    guard let heard = engine.heardPosition(), let index = queueIndexOfTrack[heard.trackID] else { return nil }
+    let startSeconds =
+      Double(startFrameOfTrack[heard.trackID] ?? 0) / Double(max(1, heard.sampleRate))
+      + (streamOffsetOfTrack[heard.trackID] ?? 0)
+    return (index, startSeconds + Double(heard.milliseconds) / 1000, heard.sampleRate)
+  }
+
+  func saveIfPlaying() {
+    guard engine.isPlaying, let path = configuration.savedPlaybackPath, let queue, let serverIdentity,
+      let position = heardQueuePosition()
+    else { return }
+    let saved = SavedPlayback(
+      server: serverIdentity, playlistTimestamp: queue.playlistTimestamp, index: position.index,
+      position: position.seconds, sampleRate: position.sampleRate,
+      queue: queue.tracks.filter { $0.index >= position.index })
+    guard saved != lastSaved else { return }
+    do {
+      try saved.save(to: path)
+      lastSaved = saved
+    } catch {
+      logger.error("offline: cannot save the playing state: \(error)")
+    }
+  }
+
+  private func resume(_ saved: SavedPlayback) {
+    serverIdentity = saved.server
+    queue = LMSStatus(
+      mode: .play, time: saved.position, currentIndex: saved.index, playlistTimestamp: saved.playlistTimestamp,
+      trackCount: saved.queue.count, tracks: saved.queue)
+    guard let track = saved.queue.first(where: { $0.index == saved.index }) else { return }
+    logger.notice("offline: no server; resuming track \(saved.index + 1) '\(track.title)' at \(saved.position) s")
+    playLocal(track, seconds: saved.position, sampleRate: saved.sampleRate)
+  }
+
+  /// Starts `track` from the cache at `seconds` (dropping what plays now).
+  @discardableResult
+  func playLocal(_ track: QueueTrack, seconds: Double, sampleRate: Int) -> Bool {
+    guard let source = cachedSource(for: track) else {
+      logger.warning("offline: track \(track.index + 1) '\(track.title)' is not cached")
+      return false
+    }
+    engine.stopLocal()
+    let startFrame = max(0, Int(seconds * Double(sampleRate)))
+    guard let id = engine.playLocal(source, startFrame: startFrame) else { return false }
+    queueIndexOfTrack = [id: track.index]
+    startFrameOfTrack[id] = startFrame
+    heardTrackID = id
+    state = .offline
+    return true
+  }
+
+  // MARK: Local control (offline only; online, control goes through LMS)
+
+  public var isOffline: Bool { state == .offline }
+
+  public func localPause() {
+    guard state == .offline else { return }
+    engine.pauseLocal()
+  }
+
+  public func localResume() {
+    guard state == .offline else { return }
+    engine.resumeLocal()
+  }
+
+  /// `by` +1 = next, -1 = previous; a track that is not cached is skipped over.
+  public func localSkip(by step: Int) {
+    guard state == .offline, let queue, let position = heardQueuePosition() else { return }
+    var index = position.index + step
+    if step < 0, position.seconds > 3 { index = position.index }  // as players do: restart first
+    while let track = queue.tracks.first(where: { $0.index == index }) {
+      if playLocal(track, seconds: 0, sampleRate: position.sampleRate) { return }
+      index += step < 0 ? -1 : 1
+    }
+    logger.notice("offline: no cached track to skip to")
+  }
+
+  public func localSeek(to seconds: Double) {
+    guard state == .offline, let queue, let position = heardQueuePosition(),
+      let track = queue.tracks.first(where: { $0.index == position.index })
+    else { return }
+    playLocal(track, seconds: max(0, seconds), sampleRate: position.sampleRate)
+  }
+
+  /// 0…100 on LMS's scale, mapped to a 50 dB range (0 mutes).
+  public func localVolume(_ percent: Int) {
+    let clamped = min(100, max(0, percent))
+    let gain: UInt32
+    if clamped == 0 {
+      gain = 0
+    } else {
+      let decibels = Double(clamped - 100) * 0.5
+      gain = UInt32((Double(0x10000) * pow(10, decibels / 20)).rounded())
+    }
+    engine.setVolume(left: gain, right: gain)
+  }
+}

@@ -1,0 +1,54 @@
+import LMSControl
+import SlimConnection
+
+/// What the player was playing, saved every second while it plays, so a player restarted with
+/// no server in reach can resume from the cache where it was.
+public struct SavedPlayback: Equatable, Sendable {
+  public var server: String
+  public var playlistTimestamp: Double?
+  /// Queue index of the track being heard.
+  public var index: Int
+  /// Seconds into it.
+  public var position: Double
+  public var sampleRate: Int
+  /// The queue from the current track on.
+  public var queue: [QueueTrack]
+
+  public var json: JSONValue {
+    var members: [String: JSONValue] = [
+      "version": 1, "server": .string(server), "index": .number(Double(index)), "position": .number(position),
+      "sample_rate": .number(Double(sampleRate)), "queue": .array(queue.map(\.json)),
+    ]
+    if let playlistTimestamp { members["playlist_timestamp"] = .number(playlistTimestamp) }
+    return .object(members)
+  }
+
+  public init(
+    server: String, playlistTimestamp: Double?, index: Int, position: Double, sampleRate: Int, queue: [QueueTrack]
+  ) {
+    self.server = server
+    self.playlistTimestamp = playlistTimestamp
+    self.index = index
+    self.position = position
+    self.sampleRate = sampleRate
+    self.queue = queue
+  }
+
+  public init?(_ value: JSONValue) {
+    guard let server = value["server"]?.string, let index = value["index"]?.int,
+      let position = value["position"]?.double, let queue = value["queue"]?.array
+    else { return nil }
+    self.init(
+      server: server, playlistTimestamp: value["playlist_timestamp"]?.double, index: index, position: position,
+      sampleRate: value["sample_rate"]?.int ?? 44100, queue: queue.compactMap(QueueTrack.init))
+  }
+
+  public static func load(from path: String) -> SavedPlayback? {
+    guard let bytes = FileIO.read(path), let value = try? JSONValue(parsing: bytes) else { return nil }
+    return SavedPlayback(value)
+  }
+
+  public func save(to path: String) throws(FileIO.Failure) {
+    try FileIO.writeAtomically(path, Array(json.encoded.utf8))
+  }
+}

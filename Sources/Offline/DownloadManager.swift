@@ -51,10 +51,10 @@ public final class DownloadManager: @unchecked Sendable {
   }
 
   /// Replaces the plan (any thread). A download no longer planned is stopped; its `.part` stays
-  /// for a later resume.
+  /// for a later resume. Called on every status change, so each planned file is rechecked
+  /// (cheaply: size and time) every few seconds while playing.
   public func setPlan(_ plan: [PlannedDownload]) {
     eventLoop.execute { [self] in
-      guard plan != self.plan else { return }
       self.plan = plan
       if let active, !plan.contains(where: { $0.key == active.key }) {
         logger.info("download: \(active.key) left the plan, stopping")

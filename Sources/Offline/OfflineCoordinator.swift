@@ -34,7 +34,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     public var resumeAfter: TimeAmount
 
     public init(
-      prefetch: Int = 5, spliceLeadMilliseconds: Int = 700, savedPlaybackPath: String? = nil,
+      prefetch: Int = 5, spliceLeadMilliseconds: Int = 500, savedPlaybackPath: String? = nil,
       resumeAfter: TimeAmount = .seconds(5)
     ) {
       self.prefetch = prefetch
@@ -135,7 +135,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
         state = .online
       case .offline:
         // Give LMS a moment to process the HELO before asking it anything.
-        eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(300)) { [self] in beginResync() }
+        eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(100)) { [self] in beginResync() }
       default:
         break
       }

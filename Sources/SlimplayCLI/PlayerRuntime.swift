@@ -74,7 +74,10 @@ struct PlayerRuntime {
       configuration: .init(
         server: settings.server,
         discovery: ServerDiscovery(target: settings.discoveryTarget),
-        serverTimeout: .seconds(Int64(settings.serverTimeoutSeconds))),
+        serverTimeout: .seconds(Int64(settings.serverTimeoutSeconds)),
+        // Playing offline, the player wants to know within a second or two that the server is
+        // back, to resync it; a refused connect on the LAN costs next to nothing.
+        backoff: offlineCoordinator == nil ? Backoff() : Backoff(maximum: .milliseconds(750))),
       session: session, eventLoop: loop, logger: logger)
     sessionRef.session = session
 

@@ -122,6 +122,8 @@ let package = Package(
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(name: "LMSControlTests", dependencies: ["LMSControl"], swiftSettings: strict),
     .testTarget(
+      name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection"], swiftSettings: strict),
+    .testTarget(
       name: "SlimConnectionTests",
       dependencies: ["SlimConnection", "SlimProto"],
       swiftSettings: strict),

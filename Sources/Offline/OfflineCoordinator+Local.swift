@@ -71,7 +71,7 @@ extension OfflineCoordinator {
       return false
     }
     engine.stopLocal()
-    let startFrame = max(0, Int(seconds * Double(sampleRate)))
+    let startFrame = max(0, Int((seconds * Double(sampleRate)).rounded()))
     guard let id = engine.playLocal(source, startFrame: startFrame) else { return false }
     queueIndexOfTrack = [id: track.index]
     startFrameOfTrack[id] = startFrame

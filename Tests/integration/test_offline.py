@@ -300,3 +300,71 @@ def test_playback_goes_on_with_an_unusable_or_full_cache(lms_factory, start_play
     reference = b"".join(media.flac_reference(f) for f in files)
     assert capture2.wait_for_length(len(reference), timeout=20) == reference, player2.log()
     assert "caching is off" in player2.log()
+
+
+def test_basic_auth_protects_json_rpc_and_downloads(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100, user="admin", password="s3cret pass")
+    files = queue_media(media, "auth", seconds=(3,))
+    lms.load(MAC, files)
+    secret = tmp_path / "password"
+    secret.write_text("s3cret pass\n")
+    player, capture = start(lms, start_player, tmp_path, "--lms-user", "admin", "--lms-password-file", str(secret))
+    assert lms.wait_for(lambda: cached_count(tmp_path) == 1, timeout=10), player.log()
+    assert any(name == "status" for _, (name, *_) in lms.commands), "the poller reached JSON-RPC"
+    assert "s3cret" not in " ".join(player.process.args), "the password never travels on the command line"
+
+
+def test_wrong_credentials_leave_playback_alone(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100, user="admin", password="right")
+    files = queue_media(media, "badauth", seconds=(2,))
+    lms.load(MAC, files)
+    secret = tmp_path / "password"
+    secret.write_text("wrong")
+    player, capture = start(lms, start_player, tmp_path, "--lms-user", "admin", "--lms-password-file", str(secret))
+    lms.play(MAC, 0)
+    reference = media.flac_reference(files[0])
+    assert capture.wait_for_length(len(reference), timeout=10) == reference, player.log()
+    assert "HTTP status 401" in player.log()
+    assert cached_count(tmp_path) == 0
+
+
+def test_no_offline_turns_the_feature_off(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "nooffline", seconds=(2,))
+    lms.load(MAC, files)
+    player, capture = start(lms, start_player, tmp_path, "--no-offline")
+    lms.play(MAC, 0)
+    reference = media.flac_reference(files[0])
+    assert capture.wait_for_length(len(reference), timeout=10) == reference, player.log()
+    assert lms.commands == [] and lms.downloads == [], "no JSON-RPC and no downloads"
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_restarted_player_without_a_server_resumes_from_the_cache(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "resume", seconds=(12, 4))
+    lms.load(MAC, files)
+    player, capture = start(lms, start_player, tmp_path)
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: cached_count(tmp_path) == 2, timeout=10), player.log()
+    time.sleep(4.0)
+    lms.stop()
+    player.stop()
+    saved = json.loads((tmp_path / "state" / "playback.json").read_text())
+    print("saved", {k: saved[k] for k in ("index", "position", "sample_rate")})
+    assert saved["index"] == 0 and 2.5 <= saved["position"] <= 5.0
+    # A new process, the server still away: after a few seconds it plays on from the saved spot.
+    again, capture2 = start_later(lms, start_player, tmp_path)
+    reference = b"".join(media.flac_reference(f) for f in files)
+    start_byte = round(saved["position"] * 44100) * 4
+    expected = reference[start_byte:]
+    got = capture2.wait_for_length(len(expected), timeout=30)
+    assert "resuming track 1" in again.log(), again.log()
+    assert got == expected, again.log()
+
+
+def start_later(lms, start_player, tmp_path):
+    player = start_player(
+        "-s", f"127.0.0.1:{lms.port}", "--lms-port", str(lms.http_port), "-m", MAC, "-o", "-", "-a", "16",
+        "--cache-dir", str(tmp_path / "cache"), "-d", "cache=info", name="restarted", capture=True)
+    return player, Capture(player.process.stdout, bytes_per_second=BYTES_PER_SECOND)

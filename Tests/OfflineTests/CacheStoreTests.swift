@@ -1,0 +1,106 @@
+import LMSControl
+import Logging
+import SlimConnection
+import Testing
+
+@testable import Offline
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+private func temporaryFolder() -> String {
+  var template = Array("/tmp/slimplay-cache-test-XXXXXX".utf8CString)
+  return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+}
+
+private func write(_ path: String, _ bytes: [UInt8]) {
+  try! FileIO.writeAtomically(path, bytes)
+}
+
+private let logger = Logger(label: "cache-test")
+
+/// Puts a file into the store as a finished download would.
+@discardableResult
+private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected: Set<CacheKey> = []) -> CacheKey {
+  let key = CacheKey(server: "lms:9000", url: url, fileSize: bytes.count)
+  let partial = store.partialPath(of: key)
+  write(partial, bytes)
+  #expect(
+    store.add(
+      key, url: url, type: "flc", from: partial, checksum: CacheFiles.checksum(partial)!, protected: protected))
+  return key
+}
+
+@Suite struct CacheStoreTests {
+  @Test func keysFollowContentNotTrackIDs() {
+    let a = CacheKey(server: "lms:9000", url: "file:///m/a.flac", fileSize: 100)
+    #expect(a == CacheKey(server: "lms:9000", url: "file:///m/a.flac", fileSize: 100))
+    #expect(a != CacheKey(server: "lms:9000", url: "file:///m/a.flac", fileSize: 101))
+    #expect(a != CacheKey(server: "other:9000", url: "file:///m/a.flac", fileSize: 100))
+    #expect(a.value.count == 16)
+  }
+
+  @Test func theIndexSurvivesARestartAndDropsWhatNoLongerMatches() {
+    let folder = temporaryFolder()
+    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
+    store.load()
+    let kept = addFile(store, url: "file:///a", bytes: Array(repeating: 1, count: 1000))
+    let truncated = addFile(store, url: "file:///b", bytes: Array(repeating: 2, count: 1000))
+    let deleted = addFile(store, url: "file:///c", bytes: Array(repeating: 3, count: 1000))
+    write(store.path(of: truncated), Array(repeating: 2, count: 10))
+    unlink(store.path(of: deleted))
+    write(folder + "/ffffffffffffffff.audio", [1, 2, 3])  // a file the index never knew
+
+    let reopened = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
+    reopened.load()
+    #expect(reopened.keys == [kept])
+    #expect(reopened.lookUp(kept) == store.path(of: kept))
+    #expect(CacheFiles.status(folder + "/ffffffffffffffff.audio") == nil)
+  }
+
+  @Test func aCorruptFileIsDroppedWhenItChanged() {
+    let folder = temporaryFolder()
+    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
+    store.load()
+    let key = addFile(store, url: "file:///a", bytes: Array(repeating: 7, count: 4096))
+    #expect(store.verify(key))
+    var bytes = Array(repeating: UInt8(7), count: 4096)
+    bytes[2000] = 8
+    usleep(20_000)  // a later modification time
+    let fd = open(store.path(of: key), O_WRONLY)
+    _ = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+    close(fd)
+    #expect(!store.verify(key))
+    #expect(store.entry(key) == nil)
+    #expect(CacheFiles.status(store.path(of: key)) == nil)
+  }
+
+  @Test func evictsTheLeastRecentlyUsedButNeverAProtectedEntry() {
+    let folder = temporaryFolder()
+    let store = CacheStore(directory: folder, capacityBytes: 2500, logger: logger)
+    store.load()
+    let first = addFile(store, url: "file:///1", bytes: Array(repeating: 1, count: 1000))
+    let second = addFile(store, url: "file:///2", bytes: Array(repeating: 2, count: 1000))
+    _ = store.lookUp(first)  // now the second is the least recently used
+    let third = addFile(store, url: "file:///3", bytes: Array(repeating: 3, count: 1000), protected: [second])
+    #expect(store.keys == [second, third])
+    #expect(store.totalBytes <= 2500 + 1000)  // the protected one may hold the store over its cap
+    #expect(!store.hasRoom(for: 1000, protecting: [second, third]))
+    #expect(store.hasRoom(for: 500, protecting: [second]))
+  }
+
+  @Test func savedPlaybackRoundTrips() throws {
+    let folder = temporaryFolder()
+    let track = QueueTrack(
+      index: 3, id: 42, title: "Song \"1\"", artist: "A", album: "B", duration: 12.5, url: "file:///m/s.flac",
+      type: "flc", fileSize: 1234, coverID: "c0ffee")
+    let saved = SavedPlayback(
+      server: "lms:9000", playlistTimestamp: 1_700_000_000.25, index: 3, position: 7.125, sampleRate: 48000,
+      queue: [track])
+    try saved.save(to: folder + "/playback.json")
+    #expect(SavedPlayback.load(from: folder + "/playback.json") == saved)
+    write(folder + "/broken.json", Array("{\"server\":".utf8))
+    #expect(SavedPlayback.load(from: folder + "/broken.json") == nil)
+  }
+}

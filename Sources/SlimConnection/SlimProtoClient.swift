@@ -29,6 +29,9 @@ public final class SlimProtoClient: @unchecked Sendable {
   }
 
   public let eventLoop: any EventLoop
+  /// Told (on the loop) about each server found by discovery, with its reply's TLVs (the JSON
+  /// port among them). Set before `start()`.
+  public var discovered: ((DiscoveryReply) -> Void)?
   private let configuration: Configuration
   private let session: PlayerSession
   private let logger: Logger
@@ -100,6 +103,7 @@ public final class SlimProtoClient: @unchecked Sendable {
       result in
       let found = try? result.get()
       if let found {
+        self.discovered?(found.reply)
         let name = found.reply.name.map { " '\($0)'" } ?? ""
         let version = found.reply.version.map { " version \($0)" } ?? ""
         self.logger.notice("discovered server\(name) at \(found.server)\(version)")

@@ -60,7 +60,7 @@ struct PlayerRuntime {
     if settings.offline.enabled {
       if let coordinator = try makeOfflineCoordinator(
         engine: streamingEngine, mac: mac, controlLoop: loop, downloadLoop: group.next(), environment: environment,
-        server: { sessionRef.server })
+        server: { sessionRef.server }, discoveredPort: { sessionRef.httpPort })
       {
         coordinator.connectionObserver = { _ in sessionRef.server = sessionRef.session?.server }
         engine = coordinator
@@ -80,6 +80,7 @@ struct PlayerRuntime {
         backoff: offlineCoordinator == nil ? Backoff() : Backoff(maximum: .milliseconds(750))),
       session: session, eventLoop: loop, logger: logger)
     sessionRef.session = session
+    client.discovered = { reply in sessionRef.httpPort = reply.jsonPort }
 
     let coordinator = offlineCoordinator
     let signals = [SIGINT, SIGTERM].map { number in
@@ -104,7 +105,8 @@ struct PlayerRuntime {
   /// The JSON-RPC client, status poller, cache, downloads and the coordinator between them.
   private func makeOfflineCoordinator(
     engine: StreamingEngine, mac: MACAddress, controlLoop: any EventLoop, downloadLoop: any EventLoop,
-    environment: [String: String], server: @escaping @Sendable () -> ServerAddress?
+    environment: [String: String], server: @escaping @Sendable () -> ServerAddress?,
+    discoveredPort: @escaping @Sendable () -> Int?
   ) throws -> OfflineCoordinator? {
     let offline = settings.offline
     let logger = Logger(label: LogConfiguration.Category.cache.rawValue)
@@ -120,10 +122,10 @@ struct PlayerRuntime {
       }
       credentials = .init(user: user, password: password)
     }
-    let port = offline.lmsPort
+    let explicitPort = offline.lmsPort
     let login = credentials
     let endpoint: @Sendable () -> LMSEndpoint? = {
-      server().map { LMSEndpoint(host: $0.host, port: port, credentials: login) }
+      server().map { LMSEndpoint(host: $0.host, port: explicitPort ?? discoveredPort() ?? 9000, credentials: login) }
     }
     let client = LMSClient(eventLoop: controlLoop, playerID: mac.description, endpoint: endpoint)
     let poller = StatusPoller(
@@ -219,6 +221,13 @@ extension OutputParameters.SampleFormat {
 private final class SessionReference: @unchecked Sendable {
   weak var session: PlayerSession?
   private let current = Mutex<ServerAddress?>(nil)
+  private let discoveredHTTPPort = Mutex<Int?>(nil)
+
+  /// The HTTP (JSON-RPC) port the last discovery reply named.
+  var httpPort: Int? {
+    get { discoveredHTTPPort.withLock { $0 } }
+    set { discoveredHTTPPort.withLock { $0 = newValue } }
+  }
 
   /// The current server, readable from the download loop too.
   var server: ServerAddress? {

@@ -52,13 +52,14 @@ public struct OfflineSettings: Equatable, Sendable {
   public var cacheDirectory: String?
   public var cacheMegabytes = 1024
   public var prefetch = 5
-  public var lmsPort = 9000
+  /// nil: the port discovery reported, else 9000.
+  public var lmsPort: Int?
   public var lmsUser: String?
   public var lmsPasswordFile: String?
 
   public init(
     enabled: Bool = true, cacheDirectory: String? = nil, cacheMegabytes: Int = 1024, prefetch: Int = 5,
-    lmsPort: Int = 9000, lmsUser: String? = nil, lmsPasswordFile: String? = nil
+    lmsPort: Int? = nil, lmsUser: String? = nil, lmsPasswordFile: String? = nil
   ) {
     self.enabled = enabled
     self.cacheDirectory = cacheDirectory

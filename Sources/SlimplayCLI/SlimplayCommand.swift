@@ -100,8 +100,10 @@ public struct SlimplayCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Upcoming tracks kept in the offline cache besides the current one (0-15).", valueName: "N"))
   var prefetch: Int = 5
 
-  @Option(help: ArgumentHelp("LMS's HTTP port, for JSON-RPC and downloads.", valueName: "port"))
-  var lmsPort: Int = 9000
+  @Option(
+    help: ArgumentHelp(
+      "LMS's HTTP port, for JSON-RPC and downloads (default: from discovery, else 9000).", valueName: "port"))
+  var lmsPort: Int?
 
   @Option(help: ArgumentHelp("LMS user name, when LMS asks for a password.", valueName: "user"))
   var lmsUser: String?
@@ -164,7 +166,7 @@ public struct SlimplayCommand: ParsableCommand {
     settings.pidFile = pidFile
     guard (0...15).contains(prefetch) else { throw ValidationError("--prefetch must be between 0 and 15") }
     guard cacheSize >= 1 else { throw ValidationError("--cache-size must be at least 1 MB") }
-    guard (1...65535).contains(lmsPort) else { throw ValidationError("invalid --lms-port \(lmsPort)") }
+    if let lmsPort, !(1...65535).contains(lmsPort) { throw ValidationError("invalid --lms-port \(lmsPort)") }
     if lmsPasswordFile != nil && lmsUser == nil {
       throw ValidationError("--lms-password-file needs --lms-user")
     }

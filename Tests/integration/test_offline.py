@@ -368,3 +368,26 @@ def start_later(lms, start_player, tmp_path):
         "-s", f"127.0.0.1:{lms.port}", "--lms-port", str(lms.http_port), "-m", MAC, "-o", "-", "-a", "16",
         "--cache-dir", str(tmp_path / "cache"), "-d", "cache=info", name="restarted", capture=True)
     return player, Capture(player.process.stdout, bytes_per_second=BYTES_PER_SECOND)
+
+
+def test_an_interrupted_download_resumes_with_a_range_request(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "resumable", seconds=(20,))
+    lms.load(MAC, files)
+    lms.download_rate = 300_000
+    player, capture = start(lms, start_player, tmp_path)
+
+    def partial_size():
+        parts = list((tmp_path / "cache").glob("*.part"))
+        return parts[0].stat().st_size if parts else 0
+
+    assert lms.wait_for(lambda: partial_size() > 200_000, timeout=10), player.log()
+    lms.restart()  # cuts the download in the middle
+    lms.download_rate = None
+    assert lms.wait_for(lambda: cached_count(tmp_path) == 1, timeout=30), player.log()
+    ranged = [d for d in lms.downloads if d.range]
+    print("requests", [(d.track_id, d.range) for d in lms.downloads])
+    assert ranged, "the second request resumes"
+    assert int(ranged[0].range.split("=")[1].split("-")[0]) > 200_000
+    entry = index_entries(tmp_path)[0]
+    assert (tmp_path / "cache" / f"{entry['key']}.audio").read_bytes() == files[0].read_bytes()

@@ -5,6 +5,17 @@ import Synchronization
 public final class StreamInput: @unchecked Sendable {
   public let ring: RingBuffer
   private let ended = Atomic<Bool>(false)
+  private let wanted = Atomic<Int>(0)
+
+  /// The fill level a waiting decoder needs before it can progress (0: any byte helps). The
+  /// producer skips the wake-up below it, so a slow stream does not wake the decoder per read.
+  public var wantedFill: Int {
+    get { wanted.load(ordering: .acquiring) }
+    set { wanted.store(newValue, ordering: .releasing) }
+  }
+
+  /// Producer: whether the bytes now buffered are worth waking the decoder for.
+  public var isWorthWaking: Bool { hasEnded || ring.fill >= wanted.load(ordering: .acquiring) }
 
   public init(capacity: Int) {
     ring = RingBuffer(capacity: capacity)
@@ -35,6 +46,14 @@ public final class FrameOutput: @unchecked Sendable {
   private var publishedFormat: AudioFormat?
   private var skipRemaining = 0
   private var skipAdvancesPosition = true
+  private let waitingForInput = Atomic<Bool>(false)
+
+  /// Set by the decoder while it sleeps for lack of input: room in this ring cannot help it
+  /// then, so the output does not wake it for every period it plays.
+  public var decoderWaitsForInput: Bool {
+    get { waitingForInput.load(ordering: .acquiring) }
+    set { waitingForInput.store(newValue, ordering: .releasing) }
+  }
   private let committedInTrack = Atomic<Int>(0)
 
   public init(capacityFrames: Int) {

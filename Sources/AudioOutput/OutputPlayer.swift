@@ -352,7 +352,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Wakes the decoder only when there is room worth filling (a quarter of the ring): one
   /// wake-up per burst rather than one per output period.
   func wakeDecoderIfRoom() {
-    if output.freeFrames >= output.refillFrames { consumed.signal() }
+    if output.freeFrames >= output.refillFrames, !output.decoderWaitsForInput { consumed.signal() }
   }
 
   private func ensureOpen(rate: Int) -> Bool {

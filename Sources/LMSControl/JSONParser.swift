@@ -36,7 +36,9 @@ private struct JSONParser {
   func fail(_ message: String) -> JSONError { JSONError(message: message, offset: index) }
 
   mutating func skipWhitespace() {
-    while index < bytes.count, bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09 {
+    while index < bytes.count,
+      bytes[index] == 0x20 || bytes[index] == 0x0A || bytes[index] == 0x0D || bytes[index] == 0x09
+    {
       index += 1
     }
   }

@@ -12,7 +12,8 @@ enum CacheFiles {
   static func status(_ path: String) -> Status? {
     var info = stat()
     guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-    return Status(size: Int(info.st_size), modified: Int(info.st_mtim.tv_sec) * 1000 + Int(info.st_mtim.tv_nsec / 1_000_000))
+    return Status(
+      size: Int(info.st_size), modified: Int(info.st_mtim.tv_sec) * 1000 + Int(info.st_mtim.tv_nsec / 1_000_000))
   }
 
   static func remove(_ path: String) { unlink(path) }

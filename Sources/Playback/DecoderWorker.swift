@@ -161,8 +161,21 @@ final class DecoderWorker: @unchecked Sendable {
         // The decoder wants more than is buffered (often the rest of a frame): sleep until the
         // stream adds bytes, not merely while the ring is empty, or a stream arriving at play
         // speed keeps this thread spinning.
+        // With audio queued for the output there is no hurry: wait for a worthwhile chunk
+        // (32 KiB) instead of waking for every network read of a stream that arrives at play
+        // speed (radio, transcoding), but never longer than a quarter of what is queued.
         let buffered = input.ring.fill
-        wakeup.wait(timeoutMilliseconds: 200) { self.input.ring.fill == buffered && !self.input.hasEnded }
+        let rate = max(1, decoder.format?.sampleRate ?? 44100)
+        let queuedMilliseconds = output.bufferedFrames * 1000 / rate
+        let patient = queuedMilliseconds >= 200
+        let wanted = patient ? min(buffered + 32 * 1024, input.ring.capacity / 2) : buffered + 1
+        input.wantedFill = wanted
+        output.decoderWaitsForInput = true
+        wakeup.wait(timeoutMilliseconds: Int32(patient ? min(500, queuedMilliseconds / 4) : 200)) {
+          self.input.ring.fill < wanted && !self.input.hasEnded
+        }
+        input.wantedFill = 0
+        output.decoderWaitsForInput = false
       case .finished:
         onEvent(.finished(trackID: job.trackID))
         finishJob()

@@ -329,7 +329,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   public func streamReceivedMetadata(_ block: [UInt8]) { reporter?.send(.metadata(block)) }
 
   public func streamReceivedData() {
-    worker.wakeup.signal()
+    if input.isWorthWaking { worker.wakeup.signal() }
     announceLoadedIfReady()
   }
 

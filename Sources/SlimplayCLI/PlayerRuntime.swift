@@ -131,7 +131,9 @@ struct PlayerRuntime {
     let poller = StatusPoller(
       client: client, configuration: .init(entries: offline.prefetch + 1),
       logger: Logger(label: LogConfiguration.Category.lms.rawValue))
-    guard let folder = offline.cacheDirectory ?? settings.stateDirectoryPath(environment: environment).map({ $0 + "/cache" })
+    guard
+      let folder = offline.cacheDirectory
+        ?? settings.stateDirectoryPath(environment: environment).map({ $0 + "/cache" })
     else {
       logger.warning("offline cache off: no folder for it (give --cache-dir or --state-dir)")
       return nil
@@ -150,8 +152,7 @@ struct PlayerRuntime {
   }
 
   /// The audio pipeline with the output `-o` names.
-  private func makeEngine(eventLoop: any EventLoop, controlServer: @escaping () -> ServerAddress?) -> StreamingEngine
-  {
+  private func makeEngine(eventLoop: any EventLoop, controlServer: @escaping () -> ServerAddress?) -> StreamingEngine {
     let device: any OutputDevice
     let format = settings.outputParameters.format?.deviceFormat
     switch settings.output {

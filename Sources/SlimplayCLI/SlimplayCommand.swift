@@ -97,7 +97,8 @@ public struct SlimplayCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Offline cache size cap in MB.", valueName: "MB"))
   var cacheSize: Int = 1024
 
-  @Option(help: ArgumentHelp("Upcoming tracks kept in the offline cache besides the current one (0-15).", valueName: "N"))
+  @Option(
+    help: ArgumentHelp("Upcoming tracks kept in the offline cache besides the current one (0-15).", valueName: "N"))
   var prefetch: Int = 5
 
   @Option(

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct JSONValueTests {
   @Test func parsesAnLMSReply() throws {
-    let text = #"{"id":1,"method":"slim.request","params":["aa:bb",["status","-","2"]],"result":{"mode":"play","time":12.5,"playlist_cur_index":"1","playlist_loop":[{"playlist index":1,"id":"8","title":"A \"quoted\" \u00e9t\u00e9 \ud83c\udfb5"}]}}"#
+    let text =
+      #"{"id":1,"method":"slim.request","params":["aa:bb",["status","-","2"]],"result":{"mode":"play","time":12.5,"playlist_cur_index":"1","playlist_loop":[{"playlist index":1,"id":"8","title":"A \"quoted\" \u00e9t\u00e9 \ud83c\udfb5"}]}}"#
     let value = try JSONValue(parsing: text)
     #expect(value["result"]?["mode"]?.string == "play")
     #expect(value["result"]?["time"]?.double == 12.5)

@@ -43,26 +43,38 @@ def wait_for_log(player, text, timeout):
     return False
 
 
+def play_then_kill_the_server(lms, start_player, tmp_path, files):
+    """Plays the queue with the stream arriving a little faster than real time (so it is still
+    arriving), waits until every track is cached, then stops the server; returns once the
+    player has handed off to the cache."""
+    lms.load(MAC, files)
+    player, capture = start(lms, start_player, tmp_path)
+    lms.stream_rate = 120_000
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: cached_count(tmp_path) == len(files), timeout=20), player.log()
+    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=10), player.log()
+    time.sleep(1.0)
+    lms.stop()
+    assert wait_for_log(player, "continues from the cache", timeout=10), player.log()
+    return player, capture
+
+
+def compare_with_reference(media, files, capture, player, timeout):
+    reference = b"".join(media.flac_reference(f) for f in files)
+    got = capture.wait_for_length(len(reference), timeout=timeout)
+    mismatch = next((i for i in range(0, min(len(got), len(reference)), 4) if got[i:i + 4] != reference[i:i + 4]), None)
+    print(f"captured {len(got)} bytes, reference {len(reference)}, first difference at byte {mismatch}")
+    assert len(got) == len(reference), player.log()
+    assert got == reference, "samples differ from the reference decode of the queue"
+
+
 def test_server_killed_mid_track_continues_from_the_cache_without_a_missing_sample(
     lms_factory, start_player, media, tmp_path
 ):
     lms = lms_factory(volume=100)
     files = queue_media(media, "handoff")
-    lms.load(MAC, files)
-    player, capture = start(lms, start_player, tmp_path)
-    # The stream arrives a little faster than real time, so it is still arriving at the kill.
-    lms.stream_rate = 120_000
-    lms.play(MAC, 0)
-    assert lms.wait_for(lambda: cached_count(tmp_path) == 3, timeout=20), player.log()
-    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=10), player.log()
-    assert lms.stream_requests and lms.wait_for(lambda: len(capture.bytes()) > BYTES_PER_SECOND, timeout=10)
-    lms.stop()
-    reference = b"".join(media.flac_reference(f) for f in files)
-    got = capture.wait_for_length(len(reference), timeout=30)
-    log = player.log()
-    assert "continues from the cache" in log, log
-    assert len(got) == len(reference), f"{len(got)} bytes, expected {len(reference)}\n{log}"
-    assert got == reference, "samples differ from the reference decode of the queue"
+    player, capture = play_then_kill_the_server(lms, start_player, tmp_path, files)
+    compare_with_reference(media, files, capture, player, timeout=30)
 
 
 def test_server_killed_with_the_current_track_not_cached_plays_the_buffer_then_the_next_cached_track(
@@ -98,14 +110,7 @@ def test_server_killed_with_the_current_track_not_cached_plays_the_buffer_then_t
 def test_resync_after_a_20_s_outage_brings_lms_to_the_true_position(lms_factory, start_player, media, tmp_path):
     lms = lms_factory(volume=100)
     files = queue_media(media, "resync", seconds=(12, 12, 12))
-    lms.load(MAC, files)
-    player, capture = start(lms, start_player, tmp_path)
-    lms.stream_rate = 120_000
-    lms.play(MAC, 0)
-    assert lms.wait_for(lambda: cached_count(tmp_path) == 3, timeout=20), player.log()
-    time.sleep(1.0)
-    lms.stop()
-    assert wait_for_log(player, "continues from the cache", timeout=10), player.log()
+    player, capture = play_then_kill_the_server(lms, start_player, tmp_path, files)
     time.sleep(20.0)  # the second track starts from the cache meanwhile
     lms.start()
     time.sleep(2.0)
@@ -116,13 +121,8 @@ def test_resync_after_a_20_s_outage_brings_lms_to_the_true_position(lms_factory,
     assert "resync: the server's stream took over" in player.log(), player.log()
     assert int(status["playlist_cur_index"]) == 1
     assert abs(float(status["time"]) - (heard - 12)) <= 0.25, player.log()
-    reference = b"".join(media.flac_reference(f) for f in files)
-    got = capture.wait_for_length(len(reference), timeout=40)
-    mismatch = next((i for i in range(0, min(len(got), len(reference)), 4) if got[i:i + 4] != reference[i:i + 4]), None)
-    print(f"captured {len(got)} bytes, reference {len(reference)}, first difference at byte {mismatch}")
-    assert len(got) == len(reference), player.log()
     # The server's stream that took over is the same audio: the whole queue is sample-exact.
-    assert got == reference, player.log()
+    compare_with_reference(media, files, capture, player, timeout=40)
 
 
 def index_entries(tmp_path):
@@ -137,14 +137,7 @@ def test_resync_after_the_server_forgot_the_player_and_server_control_works_afte
 ):
     lms = lms_factory(volume=100, forget_seconds=1)
     files = queue_media(media, "forget", seconds=(12, 12))
-    lms.load(MAC, files)
-    player, capture = start(lms, start_player, tmp_path)
-    lms.stream_rate = 120_000
-    lms.play(MAC, 0)
-    assert lms.wait_for(lambda: cached_count(tmp_path) == 2, timeout=20), player.log()
-    time.sleep(1.0)
-    lms.stop()
-    assert wait_for_log(player, "continues from the cache", timeout=10), player.log()
+    player, capture = play_then_kill_the_server(lms, start_player, tmp_path, files)
     time.sleep(2.0)  # longer than forget_seconds: LMS comes back with a new, stopped client
     lms.call(lms._as_coroutine(lambda: [lms._forget(s) for s in lms.players.values()]))
     lms.start()
@@ -184,14 +177,7 @@ def test_resync_after_the_server_forgot_the_player_and_server_control_works_afte
 def test_queue_edited_during_the_outage_the_player_follows_the_server(lms_factory, start_player, media, tmp_path):
     lms = lms_factory(volume=100)
     files = queue_media(media, "edited", seconds=(12, 12, 4))
-    lms.load(MAC, files[:2])
-    player, capture = start(lms, start_player, tmp_path)
-    lms.stream_rate = 120_000
-    lms.play(MAC, 0)
-    assert lms.wait_for(lambda: cached_count(tmp_path) == 2, timeout=20), player.log()
-    time.sleep(1.0)
-    lms.stop()
-    assert wait_for_log(player, "continues from the cache", timeout=10), player.log()
+    player, capture = play_then_kill_the_server(lms, start_player, tmp_path, files[:2])
     lms.edit(MAC, "insert", 1, [files[2]])
     requests = len(lms.stream_requests)
     starts = lms.stat_events(("STMs",)).count("STMs")

@@ -97,12 +97,26 @@ let package = Package(
       ],
       swiftSettings: strict),
 
+    // The local control API (HTTP on NIOHTTP1): status and commands, online through LMS,
+    // offline through the coordinator.
+    .target(
+      name: "LocalControl",
+      dependencies: [
+        "LMSControl", "Offline",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
+
     // Command line, configuration and logging: wires the modules together.
     .target(
       name: "SlimplayCLI",
       dependencies: [
         "AudioOutput",
         "LMSControl",
+        "LocalControl",
         "Offline",
         "Playback",
         "SlimConnection",
@@ -121,6 +135,10 @@ let package = Package(
     .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(name: "LMSControlTests", dependencies: ["LMSControl"], swiftSettings: strict),
+    .testTarget(
+      name: "LocalControlTests",
+      dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],
+      swiftSettings: strict),
     .testTarget(
       name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection"], swiftSettings: strict),
     .testTarget(

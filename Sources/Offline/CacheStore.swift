@@ -62,7 +62,7 @@ public final class CacheStore: Sendable {
   /// the index does not know (left by a crash before the index was written).
   public func load() {
     guard FileIO.makeDirectories(directory) else {
-      logger.error("cache: cannot create \(directory): caching is off")
+      logger.error("cannot create \(directory): caching is off")
       state.withLock { $0.writable = false }
       return
     }
@@ -74,14 +74,14 @@ public final class CacheStore: Sendable {
         for item in index["entries"]?.array ?? [] {
           guard let entry = CacheEntry(item) else { continue }
           guard let status = CacheFiles.status(path(of: entry.key)), status.size == entry.size else {
-            logger.warning("cache: \(entry.key) is missing or has the wrong size: dropped")
+            logger.warning("\(entry.key) is missing or has the wrong size: dropped")
             continue
           }
           entries[entry.key] = entry
           clock = max(clock, entry.lastUsed)
         }
       } catch {
-        logger.error("cache: index unreadable (\(error)): starting empty")
+        logger.error("index unreadable (\(error)): starting empty")
       }
     }
     for name in FileIO.entries(of: directory) where name.hasSuffix(".audio") {
@@ -93,7 +93,7 @@ public final class CacheStore: Sendable {
       $0.entries = entries
       $0.clock = clock
     }
-    logger.info("cache: \(count) files in \(directory)")
+    logger.info("\(count) files in \(directory)")
     persist()
   }
 
@@ -121,13 +121,13 @@ public final class CacheStore: Sendable {
     guard let entry = entry(key) else { return false }
     let file = path(of: key)
     guard let status = CacheFiles.status(file), status.size == entry.size else {
-      logger.warning("cache: \(key) changed size on disk: dropped")
+      logger.warning("\(key) changed size on disk: dropped")
       remove(key)
       return false
     }
     if status.modified == entry.modified { return true }
     guard CacheFiles.checksum(file) == entry.checksum else {
-      logger.warning("cache: \(key) is corrupt (checksum mismatch): dropped")
+      logger.warning("\(key) is corrupt (checksum mismatch): dropped")
       remove(key)
       return false
     }
@@ -143,7 +143,7 @@ public final class CacheStore: Sendable {
   ) -> Bool {
     let file = path(of: key)
     if let code = CacheFiles.rename(partial, file) {
-      logger.error("cache: cannot move \(partial) into place: \(CacheFiles.errorText(code))")
+      logger.error("cannot move \(partial) into place: \(CacheFiles.errorText(code))")
       CacheFiles.remove(partial)
       return false
     }
@@ -179,7 +179,7 @@ public final class CacheStore: Sendable {
       return victims
     }
     for key in victims {
-      logger.info("cache: evicting \(key) (cache over \(capacityBytes / 1_048_576) MB)")
+      logger.info("evicting \(key) (cache over \(capacityBytes / 1_048_576) MB)")
       CacheFiles.remove(path(of: key))
     }
   }
@@ -201,7 +201,7 @@ public final class CacheStore: Sendable {
     do {
       try FileIO.writeAtomically(indexPath, Array(document.encoded.utf8))
     } catch {
-      logger.error("cache: cannot write the index: \(error)")
+      logger.error("cannot write the index: \(error)")
     }
   }
 }

@@ -84,6 +84,19 @@ extension OfflineCoordinator {
 
   public var isOffline: Bool { state == .offline }
 
+  /// The last queue view (from LMS, or the saved one when resumed offline).
+  public var queueSnapshot: LMSStatus? { queue }
+
+  public var isPlaying: Bool { engine.isPlaying }
+
+  /// 0…100: LMS's volume online, the local one once set offline.
+  public var volumePercent: Int? { state == .offline ? localVolumeSetting ?? queue?.volume : queue?.volume }
+
+  /// Whether a complete, indexed copy of `track` is in the cache.
+  public func isCached(_ track: QueueTrack) -> Bool {
+    key(for: track).map { store.entry($0) != nil } ?? false
+  }
+
   public func localPause() {
     guard state == .offline else { return }
     engine.pauseLocal()
@@ -116,6 +129,7 @@ extension OfflineCoordinator {
   /// 0…100 on LMS's scale, mapped to a 50 dB range (0 mutes).
   public func localVolume(_ percent: Int) {
     let clamped = min(100, max(0, percent))
+    localVolumeSetting = clamped
     let gain: UInt32
     if clamped == 0 {
       gain = 0

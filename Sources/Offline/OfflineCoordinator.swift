@@ -73,6 +73,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   var streamOffsetOfTrack: [Int: Double] = [:]
   var saveTask: RepeatedTask?
   var lastSaved: SavedPlayback?
+  var localVolumeSetting: Int?
   private var shuttingDown = false
 
   public init(

@@ -2,6 +2,7 @@ import ArgumentParser
 import AudioOutput
 import Dispatch
 import LMSControl
+import LocalControl
 import Logging
 import NIOCore
 import NIOPosix
@@ -57,8 +58,9 @@ struct PlayerRuntime {
     let streamingEngine = makeEngine(eventLoop: loop, controlServer: { sessionRef.session?.server })
     var engine: any PlaybackEngine = streamingEngine
     var offlineCoordinator: OfflineCoordinator?
+    var controlServer: ControlServer?
     if settings.offline.enabled {
-      if let coordinator = try makeOfflineCoordinator(
+      if let (coordinator, lmsClient) = try makeOfflineCoordinator(
         engine: streamingEngine, mac: mac, controlLoop: loop, downloadLoop: group.next(), environment: environment,
         server: { sessionRef.server }, discoveredPort: { sessionRef.httpPort })
       {
@@ -66,6 +68,13 @@ struct PlayerRuntime {
         engine = coordinator
         offlineCoordinator = coordinator
         loop.execute { coordinator.start() }
+        if let control = settings.control {
+          let server = ControlServer(
+            eventLoop: loop, token: control.token, target: PlayerControl(coordinator: coordinator, client: lmsClient),
+            logger: Logger(label: LogConfiguration.Category.control.rawValue))
+          server.start(host: control.host, port: control.port)
+          controlServer = server
+        }
       }
     }
     let session = PlayerSession(
@@ -83,6 +92,7 @@ struct PlayerRuntime {
     client.discovered = { reply in sessionRef.httpPort = reply.jsonPort }
 
     let coordinator = offlineCoordinator
+    let control = controlServer
     let signals = [SIGINT, SIGTERM].map { number in
       signal(number, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
@@ -90,6 +100,7 @@ struct PlayerRuntime {
         logger.notice("signal \(number): shutting down")
         loop.execute {
           coordinator?.shutDown()
+          control?.stop()
           client.stop()
         }
       }
@@ -107,7 +118,7 @@ struct PlayerRuntime {
     engine: StreamingEngine, mac: MACAddress, controlLoop: any EventLoop, downloadLoop: any EventLoop,
     environment: [String: String], server: @escaping @Sendable () -> ServerAddress?,
     discoveredPort: @escaping @Sendable () -> Int?
-  ) throws -> OfflineCoordinator? {
+  ) throws -> (OfflineCoordinator, LMSClient)? {
     let offline = settings.offline
     let logger = Logger(label: LogConfiguration.Category.cache.rawValue)
     var credentials: LMSEndpoint.Credentials?
@@ -143,12 +154,13 @@ struct PlayerRuntime {
     let downloads = DownloadManager(
       eventLoop: downloadLoop, store: store, logger: logger, endpoint: endpoint,
       liveStreamNeedsNetwork: { engine.liveStreamNeedsNetwork })
-    return OfflineCoordinator(
+    let coordinator = OfflineCoordinator(
       engine: engine, poller: poller, client: client, store: store, downloads: downloads,
       configuration: .init(
         prefetch: offline.prefetch,
         savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" }),
       eventLoop: controlLoop, logger: logger)
+    return (coordinator, client)
   }
 
   /// The audio pipeline with the output `-o` names.

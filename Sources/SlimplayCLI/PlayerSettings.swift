@@ -21,6 +21,8 @@ public struct PlayerSettings: Equatable, Sendable {
   public var serverTimeoutSeconds = 35
   public var pidFile: String?
   public var offline = OfflineSettings()
+  /// The local control API; nil = off.
+  public var control: ControlSettings? = ControlSettings()
 
   public init() {}
 
@@ -68,5 +70,18 @@ public struct OfflineSettings: Equatable, Sendable {
     self.lmsPort = lmsPort
     self.lmsUser = lmsUser
     self.lmsPasswordFile = lmsPasswordFile
+  }
+}
+
+/// `--control addr:port` and `--control-token`.
+public struct ControlSettings: Equatable, Sendable {
+  public var host = "127.0.0.1"
+  public var port = 9393
+  public var token: String?
+
+  public init(host: String = "127.0.0.1", port: Int = 9393, token: String? = nil) {
+    self.host = host
+    self.port = port
+    self.token = token
   }
 }

@@ -11,8 +11,10 @@ public struct SlimplayCommand: ParsableCommand {
     discussion: """
       Registers with a Lyrion (Logitech) Media Server over SlimProto and plays what it sends.
       Without -s the server is found by UDP discovery. Logs go to standard error.
+      `slimplay ctl` controls a running player through its local API.
       """,
-    version: SlimplayVersion.string)
+    version: SlimplayVersion.string,
+    subcommands: [ControlClientCommand.self])
 
   @Option(
     name: .customShort("s"), help: ArgumentHelp("Server address; discovery when omitted.", valueName: "host[:port]"))
@@ -115,6 +117,15 @@ public struct SlimplayCommand: ParsableCommand {
   @Flag(help: "Turn off the offline cache, handoff and resync.")
   var noOffline = false
 
+  @Option(
+    help: ArgumentHelp(
+      "Where the local control API listens, or 'off'. Beyond loopback it needs --control-token.",
+      valueName: "addr:port"))
+  var control: String = "127.0.0.1:9393"
+
+  @Option(help: ArgumentHelp("Token the control API requires (Bearer header or ?token=).", valueName: "token"))
+  var controlToken: String?
+
   public init() {}
 
   public mutating func validate() throws {
@@ -170,6 +181,16 @@ public struct SlimplayCommand: ParsableCommand {
     if let lmsPort, !(1...65535).contains(lmsPort) { throw ValidationError("invalid --lms-port \(lmsPort)") }
     if lmsPasswordFile != nil && lmsUser == nil {
       throw ValidationError("--lms-password-file needs --lms-user")
+    }
+    if control != "off" {
+      guard let address = ServerAddress(parsing: control), address.port > 0 else {
+        throw ValidationError("invalid --control '\(control)': expected addr:port or off")
+      }
+      let loopback = address.host == "127.0.0.1" || address.host == "localhost" || address.host == "::1"
+      if !loopback && controlToken == nil {
+        throw ValidationError("--control beyond loopback needs --control-token")
+      }
+      settings.control = ControlSettings(host: address.host, port: address.port, token: controlToken)
     }
     settings.offline = OfflineSettings(
       enabled: !noOffline, cacheDirectory: cacheDir, cacheMegabytes: cacheSize, prefetch: prefetch,

@@ -1,0 +1,74 @@
+import LMSControl
+
+/// What the control API can ask of the player.
+public enum ControlCommand: Equatable, Sendable {
+  case play
+  case pause
+  case toggle
+  case next
+  case previous
+  case seek(seconds: Double)
+  case volume(percent: Int)
+
+  /// From `POST /api/<name>` with its parameters (query or JSON body); nil name = unknown route.
+  public init?(name: String, parameters: [String: JSONValue]) throws(ControlError) {
+    switch name {
+    case "play": self = .play
+    case "pause": self = .pause
+    case "toggle": self = .toggle
+    case "next": self = .next
+    case "previous": self = .previous
+    case "seek":
+      guard let seconds = parameters["seconds"]?.double, seconds.isFinite, seconds >= 0 else {
+        throw .badRequest("seek needs 'seconds', a number ≥ 0")
+      }
+      self = .seek(seconds: seconds)
+    case "volume":
+      guard let value = parameters["value"]?.int, (0...100).contains(value) else {
+        throw .badRequest("volume needs 'value', an integer from 0 to 100")
+      }
+      self = .volume(percent: value)
+    default:
+      return nil
+    }
+  }
+
+  /// The same command as LMS's CLI, for when the server is there and stays authoritative.
+  public var lmsCommand: [JSONValue] {
+    switch self {
+    case .play: ["play"]
+    case .pause: ["pause", "1"]
+    case .toggle: ["pause"]
+    case .next: ["playlist", "index", "+1"]
+    case .previous: ["playlist", "index", "-1"]
+    case .seek(let seconds): ["time", .number(seconds)]
+    case .volume(let percent): ["mixer", "volume", .number(Double(percent))]
+    }
+  }
+}
+
+/// An API error with its HTTP status; the body is `{"error": message}`.
+public enum ControlError: Error, Equatable, CustomStringConvertible {
+  case badRequest(String)
+  case unauthorized
+  case notFound(String)
+  case unavailable(String)
+
+  public var status: Int {
+    switch self {
+    case .badRequest: 400
+    case .unauthorized: 401
+    case .notFound: 404
+    case .unavailable: 503
+    }
+  }
+
+  public var description: String {
+    switch self {
+    case .badRequest(let message): message
+    case .unauthorized: "a valid token is required"
+    case .notFound(let what): "no such endpoint: \(what)"
+    case .unavailable(let why): why
+    }
+  }
+}

@@ -1,0 +1,101 @@
+import LMSControl
+import NIOCore
+
+/// The player as the control API sees it. Calls arrive on the control event loop.
+public protocol ControlTarget: AnyObject {
+  func status() -> JSONValue
+  func perform(_ command: ControlCommand) -> EventLoopFuture<Void>
+}
+
+/// One parsed request.
+public struct ControlRequest: Equatable, Sendable {
+  public var method: String
+  public var path: String
+  public var query: [String: String]
+  public var body: [UInt8]
+  public var authorization: String?
+
+  public init(method: String, uri: String, body: [UInt8] = [], authorization: String? = nil) {
+    self.method = method
+    let parts = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+    path = String(parts.first ?? "")
+    var query: [String: String] = [:]
+    if parts.count > 1 {
+      for pair in parts[1].split(separator: "&") {
+        let kv = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        query[String(kv[0])] = kv.count > 1 ? String(kv[1]) : ""
+      }
+    }
+    self.query = query
+    self.body = body
+    self.authorization = authorization
+  }
+}
+
+/// An answer: status and a JSON body.
+public struct ControlResponse: Equatable, Sendable {
+  public var status: Int
+  public var body: JSONValue
+
+  public init(status: Int, body: JSONValue) {
+    self.status = status
+    self.body = body
+  }
+
+  public init(_ error: ControlError) {
+    self.init(status: error.status, body: ["error": .string(error.description)])
+  }
+}
+
+/// Maps requests to the target: `GET /api/status`, `POST /api/<command>`. Pure routing and
+/// validation, so every bad request gets a 4xx with a message, never a crash.
+public struct ControlRouter: Sendable {
+  public let token: String?
+
+  public init(token: String?) { self.token = token }
+
+  public func route(_ request: ControlRequest, to target: any ControlTarget, on loop: any EventLoop)
+    -> EventLoopFuture<ControlResponse>
+  {
+    do throws(ControlError) {
+      try authorize(request)
+      switch (request.method, request.path) {
+      case ("GET", "/api/status"):
+        return loop.makeSucceededFuture(ControlResponse(status: 200, body: target.status()))
+      case ("POST", let path) where path.hasPrefix("/api/"):
+        let name = String(path.dropFirst(5))
+        guard let command = try ControlCommand(name: name, parameters: parameters(of: request)) else {
+          throw .notFound(request.path)
+        }
+        return target.perform(command).map { ControlResponse(status: 200, body: ["ok": true]) }
+          .flatMapErrorThrowing { error in
+            ControlResponse((error as? ControlError) ?? .unavailable("\(error)"))
+          }
+      case (_, let path) where path.hasPrefix("/api/"):
+        throw .notFound("\(request.method) \(path)")
+      default:
+        throw .notFound(request.path)
+      }
+    } catch {
+      return loop.makeSucceededFuture(ControlResponse(error))
+    }
+  }
+
+  private func authorize(_ request: ControlRequest) throws(ControlError) {
+    guard let token else { return }
+    if request.authorization == "Bearer \(token)" || request.query["token"] == token { return }
+    throw .unauthorized
+  }
+
+  /// Query parameters, overridden by a JSON object body.
+  private func parameters(of request: ControlRequest) throws(ControlError) -> [String: JSONValue] {
+    var values = request.query.mapValues { JSONValue.string($0) }
+    if !request.body.isEmpty {
+      guard let object = (try? JSONValue(parsing: request.body))?.object else {
+        throw .badRequest("the body must be a JSON object")
+      }
+      values.merge(object) { _, body in body }
+    }
+    return values
+  }
+}

@@ -1,0 +1,127 @@
+import LMSControl
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The local control API over HTTP/1.1 (NIOHTTP1, already linked for JSON-RPC: no new
+/// dependency). It runs on the control event loop, where the player's state lives.
+public final class ControlServer: @unchecked Sendable {
+  private let eventLoop: any EventLoop
+  private let router: ControlRouter
+  private let target: any ControlTarget
+  private let logger: Logger
+  private var channel: (any Channel)?
+
+  public init(eventLoop: any EventLoop, token: String?, target: any ControlTarget, logger: Logger) {
+    self.eventLoop = eventLoop
+    self.router = ControlRouter(token: token)
+    self.target = target
+    self.logger = logger
+  }
+
+  /// Binds `host:port`; failure is logged and the player runs on without the API.
+  public func start(host: String, port: Int) {
+    let router = self.router
+    let target = UncheckedTarget(target)
+    let logger = self.logger
+    ServerBootstrap(group: eventLoop)
+      .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+      .childChannelInitializer { channel in
+        channel.eventLoop.makeCompletedFuture {
+          try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+          try channel.pipeline.syncOperations.addHandler(
+            ControlHTTPHandler(router: router, target: target.value, logger: logger))
+        }
+      }
+      .bind(host: host, port: port)
+      .whenComplete { result in
+        switch result {
+        case .success(let channel):
+          self.channel = channel
+          logger.notice("API on http://\(host):\(port)/api/status")
+        case .failure(let error):
+          logger.error("cannot listen on \(host):\(port): \(error)")
+        }
+      }
+  }
+
+  public func stop() {
+    channel?.close(promise: nil)
+    channel = nil
+  }
+}
+
+/// The target is confined to the control loop, which is also every child channel's loop.
+private struct UncheckedTarget: @unchecked Sendable {
+  let value: any ControlTarget
+  init(_ value: any ControlTarget) { self.value = value }
+}
+
+private final class ControlHTTPHandler: ChannelInboundHandler {
+  typealias InboundIn = HTTPServerRequestPart
+  typealias OutboundOut = HTTPServerResponsePart
+
+  private let router: ControlRouter
+  private let target: any ControlTarget
+  private let logger: Logger
+  private var head: HTTPRequestHead?
+  private var body: [UInt8] = []
+  private var tooLarge = false
+  static let bodyLimit = 64 * 1024
+
+  init(router: ControlRouter, target: any ControlTarget, logger: Logger) {
+    self.router = router
+    self.target = target
+    self.logger = logger
+  }
+
+  func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    switch unwrapInboundIn(data) {
+    case .head(let head):
+      self.head = head
+      body = []
+      tooLarge = false
+    case .body(let buffer):
+      if body.count + buffer.readableBytes > Self.bodyLimit {
+        tooLarge = true
+      } else {
+        body.append(contentsOf: buffer.readableBytesView)
+      }
+    case .end:
+      guard let head else { return }
+      self.head = nil
+      let keepAlive = head.isKeepAlive
+      if tooLarge {
+        respond(context: context, ControlResponse(.badRequest("body too large")), keepAlive: false)
+        return
+      }
+      let request = ControlRequest(
+        method: head.method.rawValue, uri: head.uri, body: body,
+        authorization: head.headers.first(name: "Authorization"))
+      let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+      router.route(request, to: target, on: context.eventLoop).whenSuccess { response in
+        let (handler, context) = bound.value
+        handler.respond(context: context, response, keepAlive: keepAlive)
+      }
+    }
+  }
+
+  private func respond(context: ChannelHandlerContext, _ response: ControlResponse, keepAlive: Bool) {
+    let bytes = Array((response.body.encoded + "\n").utf8)
+    var headers = HTTPHeaders()
+    headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+    headers.add(name: "Content-Length", value: String(bytes.count))
+    headers.add(name: "Cache-Control", value: "no-store")
+    if !keepAlive { headers.add(name: "Connection", value: "close") }
+    let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
+    context.write(wrapOutboundOut(.head(head)), promise: nil)
+    context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
+    if keepAlive {
+      context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    } else {
+      let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+      context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }
+    }
+  }
+}

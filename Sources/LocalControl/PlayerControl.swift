@@ -1,0 +1,72 @@
+import LMSControl
+import NIOCore
+import Offline
+
+/// The control API's view of the player: online, commands go to LMS so the server stays
+/// authoritative; offline, the offline coordinator applies them to local playback.
+public final class PlayerControl: ControlTarget {
+  private let coordinator: OfflineCoordinator
+  private let client: LMSClient
+
+  public init(coordinator: OfflineCoordinator, client: LMSClient) {
+    self.coordinator = coordinator
+    self.client = client
+  }
+
+  public func status() -> JSONValue {
+    let queue = coordinator.queueSnapshot
+    let heard = coordinator.heardQueuePosition()
+    var members: [String: JSONValue] = [
+      "state": .string(Self.name(of: coordinator.state)),
+      "server": client.endpoint.map { .string($0.identity) } ?? .null,
+      "playing": .bool(coordinator.isPlaying),
+      "volume": coordinator.volumePercent.map { .number(Double($0)) } ?? .null,
+    ]
+    let currentIndex = heard?.index ?? queue?.currentIndex
+    if let heard { members["position"] = .number((heard.seconds * 1000).rounded() / 1000) }
+    if let currentIndex, let track = queue?.tracks.first(where: { $0.index == currentIndex }) {
+      members["now_playing"] = Self.describe(track, cached: coordinator.isCached(track))
+    }
+    members["queue"] = .array((queue?.tracks ?? []).map { Self.describe($0, cached: coordinator.isCached($0)) })
+    return .object(members)
+  }
+
+  public func perform(_ command: ControlCommand) -> EventLoopFuture<Void> {
+    switch coordinator.state {
+    case .offline:
+      switch command {
+      case .play: coordinator.localResume()
+      case .pause: coordinator.localPause()
+      case .toggle: coordinator.isPlaying ? coordinator.localPause() : coordinator.localResume()
+      case .next: coordinator.localSkip(by: 1)
+      case .previous: coordinator.localSkip(by: -1)
+      case .seek(let seconds): coordinator.localSeek(to: seconds)
+      case .volume(let percent): coordinator.localVolume(percent)
+      }
+      return client.eventLoop.makeSucceededVoidFuture()
+    case .resyncing:
+      return client.eventLoop.makeFailedFuture(ControlError.unavailable("resyncing with the server; try again shortly"))
+    case .online, .disconnected:
+      return client.request(command.lmsCommand).map { _ in }.flatMapErrorThrowing { error in
+        throw ControlError.unavailable("the server did not take the command: \(error)")
+      }
+    }
+  }
+
+  static func name(of state: OfflineCoordinator.State) -> String {
+    switch state {
+    case .online: "online"
+    case .disconnected: "disconnected"
+    case .offline: "offline"
+    case .resyncing: "resyncing"
+    }
+  }
+
+  static func describe(_ track: QueueTrack, cached: Bool) -> JSONValue {
+    [
+      "index": .number(Double(track.index)), "title": .string(track.title), "artist": .string(track.artist),
+      "album": .string(track.album), "duration": track.duration.map { .number($0) } ?? .null,
+      "cached": .bool(cached),
+    ]
+  }
+}

@@ -1,0 +1,138 @@
+import ArgumentParser
+import LMSControl
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import SlimConnection
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `slimplay ctl …`: talks to a running player's local control API.
+public struct ControlClientCommand: ParsableCommand {
+  public static let configuration = CommandConfiguration(
+    commandName: "ctl",
+    abstract: "Control a running slimplay through its local API.",
+    discussion: """
+      Actions: status, play, pause, toggle, next, previous, seek SECONDS, volume 0-100.
+      Online the player passes commands to the server; offline it applies them itself.
+      """)
+
+  @Argument(help: "status | play | pause | toggle | next | previous | seek | volume")
+  var action: String
+
+  @Argument(help: "Seconds for seek, 0-100 for volume.")
+  var value: String?
+
+  @Option(help: ArgumentHelp("Where the player's control API listens (its --control).", valueName: "addr:port"))
+  var api: String = "127.0.0.1:9393"
+
+  @Option(help: ArgumentHelp("The player's --control-token.", valueName: "token"))
+  var token: String?
+
+  @Flag(help: "Print the API's JSON reply as is.")
+  var json = false
+
+  public init() {}
+
+  public mutating func validate() throws {
+    let known = ["status", "play", "pause", "toggle", "next", "previous", "seek", "volume"]
+    guard known.contains(action) else { throw ValidationError("unknown action '\(action)'") }
+    if action == "seek" || action == "volume" {
+      guard let value, Double(value) != nil else { throw ValidationError("\(action) needs a number") }
+    }
+    guard ServerAddress(parsing: api) != nil else { throw ValidationError("invalid --api '\(api)'") }
+  }
+
+  public func run() throws {
+    let address = ServerAddress(parsing: api)!
+    var body: [UInt8] = []
+    switch action {
+    case "seek": body = Array(JSONValue.object(["seconds": .number(Double(value!)!)]).encoded.utf8)
+    case "volume": body = Array(JSONValue.object(["value": .number(Double(value!)!.rounded())]).encoded.utf8)
+    default: break
+    }
+    let spec = HTTPRequestSpec(
+      method: action == "status" ? .GET : .POST, host: address.host, port: address.port, path: "/api/\(action)",
+      headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [], body: body)
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    defer { try? group.syncShutdownGracefully() }
+    let promise = group.next().makePromise(of: (Int, [UInt8]).self)
+    startHTTPExchange(spec, on: group.next(), sink: ReplySink(promise: promise))
+    let (status, bytes): (Int, [UInt8])
+    do {
+      (status, bytes) = try promise.futureResult.wait()
+    } catch {
+      printError("error: no player answers on \(api): \(error)")
+      throw ExitCode(3)
+    }
+    let reply = (try? JSONValue(parsing: bytes)) ?? .null
+    if json {
+      print(String(decoding: bytes, as: UTF8.self), terminator: "")
+    } else if status != 200 {
+      printError("error: \(reply["error"]?.string ?? "HTTP \(status)")")
+    } else if action == "status" {
+      print(Self.describe(reply))
+    } else {
+      print("ok")
+    }
+    if status != 200 { throw ExitCode.failure }
+  }
+
+  /// Two lines and the queue, for people.
+  static func describe(_ status: JSONValue) -> String {
+    var lines: [String] = []
+    let state = status["state"]?.string ?? "?"
+    let playing = status["playing"]?.bool == true ? "playing" : "stopped or paused"
+    let volume = status["volume"]?.int.map { ", volume \($0)" } ?? ""
+    lines.append("\(state), \(playing)\(volume)")
+    if let now = status["now_playing"], let title = now["title"]?.string {
+      let artist = now["artist"]?.string.map { $0.isEmpty ? "" : " - \($0)" } ?? ""
+      let position = status["position"]?.double.map(clock) ?? "?"
+      let duration = now["duration"]?.double.map(clock) ?? "?"
+      lines.append("now: \(title)\(artist)  \(position) / \(duration)")
+    }
+    for track in status["queue"]?.array ?? [] {
+      let index = (track["index"]?.int ?? 0) + 1
+      let mark = track["cached"]?.bool == true ? "cached" : "      "
+      lines.append("  \(index). [\(mark)] \(track["title"]?.string ?? "")")
+    }
+    return lines.joined(separator: "\n")
+  }
+
+  static func clock(_ seconds: Double) -> String {
+    let total = Int(seconds)
+    let rest = total % 60
+    return "\(total / 60):\(rest < 10 ? "0" : "")\(rest)"
+  }
+}
+
+private func printError(_ text: String) {
+  let line = Array((text + "\n").utf8)
+  _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+}
+
+private final class ReplySink: HTTPResponseSink {
+  private let promise: EventLoopPromise<(Int, [UInt8])>
+  private var status = 0
+  private var body: [UInt8] = []
+
+  init(promise: EventLoopPromise<(Int, [UInt8])>) { self.promise = promise }
+
+  func received(head: HTTPResponseHead) -> HTTPExchangeError? {
+    status = Int(head.status.code)
+    return nil
+  }
+
+  func received(body buffer: ByteBuffer) -> HTTPExchangeError? {
+    body.append(contentsOf: buffer.readableBytesView)
+    return body.count > 1 << 20 ? .bodyTooLarge : nil
+  }
+
+  func delayBeforeNextRead() -> TimeAmount? { nil }
+
+  func finished(_ error: HTTPExchangeError?) {
+    if let error { promise.fail(error) } else { promise.succeed((status, body)) }
+  }
+}

@@ -1,0 +1,65 @@
+import LMSControl
+import NIOCore
+import NIOEmbedded
+import Testing
+
+@testable import LocalControl
+
+private final class RecordingTarget: ControlTarget {
+  let loop: any EventLoop
+  var commands: [ControlCommand] = []
+  init(loop: any EventLoop) { self.loop = loop }
+  func status() -> JSONValue { ["state": "online"] }
+  func perform(_ command: ControlCommand) -> EventLoopFuture<Void> {
+    commands.append(command)
+    return loop.makeSucceededVoidFuture()
+  }
+}
+
+@Suite struct ControlRouterTests {
+  let loop = EmbeddedEventLoop()
+
+  private func route(_ router: ControlRouter, _ method: String, _ uri: String, body: String = "", auth: String? = nil)
+    throws -> (ControlResponse, RecordingTarget)
+  {
+    let target = RecordingTarget(loop: loop)
+    let request = ControlRequest(method: method, uri: uri, body: Array(body.utf8), authorization: auth)
+    let response = try router.route(request, to: target, on: loop).wait()
+    return (response, target)
+  }
+
+  @Test func commandsFromQueryOrBody() throws {
+    let router = ControlRouter(token: nil)
+    #expect(try route(router, "POST", "/api/seek?seconds=12.5").1.commands == [.seek(seconds: 12.5)])
+    #expect(try route(router, "POST", "/api/volume", body: #"{"value": 30}"#).1.commands == [.volume(percent: 30)])
+    #expect(try route(router, "POST", "/api/toggle").1.commands == [.toggle])
+    #expect(try route(router, "GET", "/api/status").0 == ControlResponse(status: 200, body: ["state": "online"]))
+  }
+
+  @Test(arguments: [
+    ("POST", "/api/volume?value=101", "", 400), ("POST", "/api/volume", #"{"value":"loud"}"#, 400),
+    ("POST", "/api/seek?seconds=-1", "", 400), ("POST", "/api/pause", "[1,2]", 400),
+    ("POST", "/api/pause", "{", 400), ("POST", "/api/fly", "", 404), ("GET", "/api/pause", "", 404),
+    ("GET", "/", "", 404),
+  ])
+  func badRequestsAreRefusedWithAMessage(method: String, uri: String, body: String, status: Int) throws {
+    let (response, target) = try route(ControlRouter(token: nil), method, uri, body: body)
+    #expect(response.status == status)
+    #expect(response.body["error"]?.string?.isEmpty == false)
+    #expect(target.commands.isEmpty)
+  }
+
+  @Test func theTokenIsRequiredWhenSet() throws {
+    let router = ControlRouter(token: "t0k")
+    #expect(try route(router, "GET", "/api/status").0.status == 401)
+    #expect(try route(router, "GET", "/api/status", auth: "Bearer wrong").0.status == 401)
+    #expect(try route(router, "GET", "/api/status", auth: "Bearer t0k").0.status == 200)
+    #expect(try route(router, "POST", "/api/play?token=t0k").1.commands == [.play])
+  }
+
+  @Test func lmsCommandsMatchTheCLI() {
+    #expect(ControlCommand.next.lmsCommand == ["playlist", "index", "+1"])
+    #expect(ControlCommand.pause.lmsCommand == ["pause", "1"])
+    #expect(ControlCommand.seek(seconds: 3).lmsCommand == ["time", 3])
+  }
+}

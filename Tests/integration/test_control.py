@@ -1,0 +1,123 @@
+"""The local control API and `slimplay ctl`, online (through LMS) and offline (local playback)."""
+
+import json
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from player import binary_path
+from test_offline import BYTES_PER_SECOND, MAC, cached_count, queue_media, start, wait_for_log
+from lms import free_port
+
+
+def ctl(port, *args, token=None):
+    command = [binary_path(), "ctl", *args, "--api", f"127.0.0.1:{port}"]
+    if token:
+        command += ["--token", token]
+    return subprocess.run(command, capture_output=True, text=True, timeout=10)
+
+
+def api(port, method, path, body=None, token=None):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                     data=json.dumps(body).encode() if body is not None else None)
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return reply.status, json.loads(reply.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_status_and_commands_online_go_through_the_server(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "control", seconds=(12, 4))
+    lms.load(MAC, files)
+    port = free_port()
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}")
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: cached_count(tmp_path) == 2, timeout=10), player.log()
+    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=5)
+    time.sleep(2.0)  # a status poll after STMs
+    result = ctl(port, "status", "--json")
+    assert result.returncode == 0, result.stderr
+    status = json.loads(result.stdout)
+    print(status)
+    server = lms.status_of(MAC)
+    assert status["state"] == "online"
+    assert status["now_playing"]["title"] == server["playlist_loop"][0]["title"] == "control-0"
+    assert [t["title"] for t in status["queue"]] == ["control-0", "control-1"]
+    assert all(t["cached"] for t in status["queue"])
+    assert abs(status["position"] - float(server["time"])) < 1.0
+    assert status["volume"] == 100
+    human = ctl(port, "status").stdout
+    assert "online, playing" in human and "control-0" in human and "[cached]" in human
+
+    assert ctl(port, "pause").returncode == 0
+    assert lms.wait_for(lambda: lms.status_of(MAC)["mode"] == "pause", timeout=3)
+    assert ctl(port, "play").returncode == 0
+    assert lms.wait_for(lambda: lms.status_of(MAC)["mode"] == "play", timeout=3)
+    assert ctl(port, "volume", "40").returncode == 0
+    assert lms.wait_for(lambda: int(lms.status_of(MAC)["mixer volume"]) == 40, timeout=3)
+    assert ctl(port, "next").returncode == 0
+    assert lms.wait_for(lambda: int(lms.status_of(MAC)["playlist_cur_index"]) == 1, timeout=5)
+
+
+def test_commands_offline_act_on_local_playback(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "control-off", seconds=(12, 12))
+    port = free_port()
+    lms.load(MAC, files)
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}")
+    lms.stream_rate = 120_000
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: cached_count(tmp_path) == 2, timeout=20), player.log()
+    time.sleep(1.5)
+    lms.stop()
+    assert wait_for_log(player, "continues from the cache", timeout=10), player.log()
+    status = json.loads(ctl(port, "status", "--json").stdout)
+    assert status["state"] == "offline" and status["playing"]
+
+    assert ctl(port, "pause").returncode == 0
+    time.sleep(0.5)
+    paused_at = len(capture.bytes())
+    time.sleep(1.0)
+    assert len(capture.bytes()) - paused_at <= BYTES_PER_SECOND // 10, "output keeps running while paused"
+    assert ctl(port, "toggle").returncode == 0
+    time.sleep(1.0)
+    assert len(capture.bytes()) - paused_at >= BYTES_PER_SECOND // 2, "output did not resume"
+
+    assert ctl(port, "next").returncode == 0
+    assert lms.wait_for(lambda: json.loads(ctl(port, "status", "--json").stdout)["now_playing"]["index"] == 1,
+                        timeout=5), player.log()
+    assert ctl(port, "seek", "5").returncode == 0
+    time.sleep(1.0)
+    position = json.loads(ctl(port, "status", "--json").stdout)["position"]
+    assert 5.0 <= position <= 7.5, position
+    assert ctl(port, "volume", "20").returncode == 0
+    assert json.loads(ctl(port, "status", "--json").stdout)["volume"] == 20
+
+
+def test_bad_requests_get_clear_errors_and_a_token_guards_the_api(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    port = free_port()
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}", "--control-token", "s3")
+    assert api(port, "GET", "/api/status")[0] == 401
+    assert api(port, "GET", "/api/status", token="s3")[0] == 200
+    code, body = api(port, "POST", "/api/volume", {"value": 200}, token="s3")
+    assert code == 400 and "volume" in body["error"]
+    code, body = api(port, "POST", "/api/seek", {"seconds": "soon"}, token="s3")
+    assert code == 400 and "seconds" in body["error"]
+    code, body = api(port, "POST", "/api/dance", {}, token="s3")
+    assert code == 404 and "dance" in body["error"]
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/api/pause", method="POST", data=b"{not json")
+    request.add_header("Authorization", "Bearer s3")
+    try:
+        urllib.request.urlopen(request, timeout=5)
+        raise AssertionError("garbage body accepted")
+    except urllib.error.HTTPError as error:
+        assert error.code == 400
+    assert player.alive, "the player survives bad requests"
+    result = ctl(port, "status", token="wrong")
+    assert result.returncode != 0 and "token" in result.stderr

@@ -81,7 +81,7 @@ public struct ControlRouter: Sendable {
     }
   }
 
-  private func authorize(_ request: ControlRequest) throws(ControlError) {
+  func authorize(_ request: ControlRequest) throws(ControlError) {
     guard let token else { return }
     if request.authorization == "Bearer \(token)" || request.query["token"] == token { return }
     throw .unauthorized

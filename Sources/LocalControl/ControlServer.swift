@@ -25,13 +25,14 @@ public final class ControlServer: @unchecked Sendable {
     let router = self.router
     let target = UncheckedTarget(target)
     let logger = self.logger
+    let broadcaster = UncheckedBroadcaster(StatusBroadcaster(eventLoop: eventLoop, target: self.target))
     ServerBootstrap(group: eventLoop)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       .childChannelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
           try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
           try channel.pipeline.syncOperations.addHandler(
-            ControlHTTPHandler(router: router, target: target.value, logger: logger))
+            ControlHTTPHandler(router: router, target: target.value, broadcaster: broadcaster.value, logger: logger))
         }
       }
       .bind(host: host, port: port)
@@ -58,22 +59,35 @@ private struct UncheckedTarget: @unchecked Sendable {
   init(_ value: any ControlTarget) { self.value = value }
 }
 
+private struct UncheckedBroadcaster: @unchecked Sendable {
+  let value: StatusBroadcaster
+  init(_ value: StatusBroadcaster) { self.value = value }
+}
+
 private final class ControlHTTPHandler: ChannelInboundHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias OutboundOut = HTTPServerResponsePart
 
   private let router: ControlRouter
   private let target: any ControlTarget
+  private let broadcaster: StatusBroadcaster
   private let logger: Logger
   private var head: HTTPRequestHead?
+  private var streaming = false
   private var body: [UInt8] = []
   private var tooLarge = false
   static let bodyLimit = 64 * 1024
 
-  init(router: ControlRouter, target: any ControlTarget, logger: Logger) {
+  init(router: ControlRouter, target: any ControlTarget, broadcaster: StatusBroadcaster, logger: Logger) {
     self.router = router
     self.target = target
+    self.broadcaster = broadcaster
     self.logger = logger
+  }
+
+  func channelInactive(context: ChannelHandlerContext) {
+    if streaming { broadcaster.remove(ObjectIdentifier(self)) }
+    context.fireChannelInactive()
   }
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -99,11 +113,52 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
       let request = ControlRequest(
         method: head.method.rawValue, uri: head.uri, body: body,
         authorization: head.headers.first(name: "Authorization"))
+      if request.method == "GET", request.path == "/" || request.path == "/api/events" {
+        do {
+          try router.authorize(request)
+        } catch {
+          respond(context: context, ControlResponse(error), keepAlive: false)
+          return
+        }
+        if request.path == "/" {
+          respondPage(context: context, keepAlive: keepAlive)
+        } else {
+          startEvents(context: context)
+        }
+        return
+      }
       let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
       router.route(request, to: target, on: context.eventLoop).whenSuccess { response in
         let (handler, context) = bound.value
         handler.respond(context: context, response, keepAlive: keepAlive)
       }
+    }
+  }
+
+  private func respondPage(context: ChannelHandlerContext, keepAlive: Bool) {
+    let bytes = Array(ControlPage.html.utf8)
+    var headers = HTTPHeaders()
+    headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
+    headers.add(name: "Content-Length", value: String(bytes.count))
+    headers.add(name: "Cache-Control", value: "no-store")
+    let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+    context.write(wrapOutboundOut(.head(head)), promise: nil)
+    context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
+    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+  }
+
+  /// `text/event-stream`: the connection stays open and gets every status event.
+  private func startEvents(context: ChannelHandlerContext) {
+    var headers = HTTPHeaders()
+    headers.add(name: "Content-Type", value: "text/event-stream")
+    headers.add(name: "Cache-Control", value: "no-store")
+    let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+    context.writeAndFlush(wrapOutboundOut(.head(head)), promise: nil)
+    streaming = true
+    let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+    broadcaster.add(ObjectIdentifier(self)) { event in
+      let (handler, context) = bound.value
+      context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: event)))), promise: nil)
     }
   }
 

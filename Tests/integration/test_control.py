@@ -121,3 +121,38 @@ def test_bad_requests_get_clear_errors_and_a_token_guards_the_api(lms_factory, s
     assert player.alive, "the player survives bad requests"
     result = ctl(port, "status", token="wrong")
     assert result.returncode != 0 and "token" in result.stderr
+
+
+def test_the_page_and_its_live_events(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "page", seconds=(8, 4))
+    lms.load(MAC, files)
+    port = free_port()
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}")
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=5)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as reply:
+        page = reply.read().decode()
+        assert reply.headers["Content-Type"].startswith("text/html")
+    assert "EventSource" in page and "/api/events" in page and "http" not in page.split("<script>")[0].lower().replace(
+        'http-equiv', '')
+    events = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/events", timeout=10)
+    assert events.headers["Content-Type"] == "text/event-stream"
+    seen = []
+    deadline = time.monotonic() + 8
+    while time.monotonic() < deadline:
+        line = events.readline().decode().strip()
+        if line.startswith("data: "):
+            status = json.loads(line[6:])
+            seen.append((time.monotonic(), status))
+            if status.get("now_playing", {}).get("title") == "page-0" and len(seen) >= 3:
+                break
+    events.close()
+    assert seen and seen[-1][1]["now_playing"]["title"] == "page-0", seen
+    # No placeholder ever: every event that names a track names a real one.
+    titles = {s.get("now_playing", {}).get("title") for _, s in seen} - {None}
+    assert titles <= {"page-0", "page-1"}
+    # The position alone goes out at most about once a second.
+    gaps = [b[0] - a[0] for a, b in zip(seen, seen[1:])]
+    print("event gaps", [round(g, 2) for g in gaps])
+    assert all(g >= 0.7 for g in gaps[1:])

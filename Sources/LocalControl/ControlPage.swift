@@ -1,0 +1,108 @@
+/// The page at `/`: now playing, controls, volume and the queue, live through server-sent
+/// events. One self-contained document: no build step, no external assets.
+enum ControlPage {
+  static let html = #"""
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>slimplay</title>
+    <style>
+      :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
+      body { margin: 0 auto; max-width: 32rem; padding: 1rem; }
+      #banner { display: none; padding: .6rem .8rem; border-radius: .4rem; font-weight: 600; margin-bottom: 1rem;
+                background: #b3261e; color: #fff; }
+      #banner.resyncing { background: #8a5a00; }
+      #art { width: 100%; aspect-ratio: 1; object-fit: cover; border-radius: .5rem; background: #8884; }
+      h1 { font-size: 1.3rem; margin: .8rem 0 .2rem; }
+      #artist { opacity: .75; margin: 0 0 .6rem; }
+      progress { width: 100%; height: .5rem; }
+      #times { display: flex; justify-content: space-between; font-size: .85rem; opacity: .75; }
+      .controls { display: flex; gap: .5rem; justify-content: center; margin: .8rem 0; }
+      button { font-size: 1.2rem; min-width: 3.2rem; min-height: 3rem; border-radius: .5rem; border: 1px solid #8886;
+               background: transparent; color: inherit; cursor: pointer; }
+      label { display: flex; gap: .6rem; align-items: center; }
+      input[type=range] { flex: 1; }
+      ol { padding-left: 1.4rem; }
+      li.current { font-weight: 700; }
+      .cached { font-size: .75rem; border: 1px solid currentColor; border-radius: .3rem; padding: 0 .25rem;
+                margin-left: .4rem; opacity: .7; }
+      #state { font-size: .8rem; opacity: .6; }
+    </style>
+    </head>
+    <body>
+    <div id="banner" role="status"></div>
+    <img id="art" alt="">
+    <h1 id="title">Nothing playing</h1>
+    <p id="artist"></p>
+    <progress id="progress" value="0" max="1"></progress>
+    <div id="times"><span id="elapsed">0:00</span><span id="duration">0:00</span></div>
+    <div class="controls">
+      <button id="previous" title="Previous" aria-label="Previous">&#9198;</button>
+      <button id="toggle" title="Play or pause" aria-label="Play or pause">&#9199;</button>
+      <button id="next" title="Next" aria-label="Next">&#9197;</button>
+    </div>
+    <label>Volume <input id="volume" type="range" min="0" max="100" step="1"></label>
+    <h2>Queue</h2>
+    <ol id="queue"></ol>
+    <p id="state"></p>
+    <script>
+    "use strict";
+    const token = new URLSearchParams(location.search).get("token");
+    const withToken = path => token ? path + (path.includes("?") ? "&" : "?") + "token=" + encodeURIComponent(token) : path;
+    const $ = id => document.getElementById(id);
+    const clock = s => { s = Math.max(0, Math.floor(s || 0)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); };
+    let volumeBusy = false;
+    async function send(command, body) {
+      const reply = await fetch(withToken("/api/" + command), { method: "POST", body: JSON.stringify(body || {}) });
+      if (!reply.ok) { const e = await reply.json().catch(() => ({})); $("state").textContent = e.error || reply.statusText; }
+    }
+    $("previous").onclick = () => send("previous");
+    $("toggle").onclick = () => send("toggle");
+    $("next").onclick = () => send("next");
+    $("volume").oninput = () => { volumeBusy = true; };
+    $("volume").onchange = () => { send("volume", { value: Number($("volume").value) }); volumeBusy = false; };
+    let shownTrack = null;
+    function render(status) {
+      const banner = $("banner");
+      banner.className = status.state;
+      banner.style.display = status.state === "online" ? "none" : "block";
+      banner.textContent = status.state === "offline" ? "Offline: playing from the cache"
+        : status.state === "resyncing" ? "Reconnecting to the server…"
+        : status.state === "disconnected" ? "Server connection lost: playing what is buffered" : "";
+      const now = status.now_playing;
+      if (now) {
+        const key = now.index + "/" + now.title;
+        if (key !== shownTrack) {
+          shownTrack = key;
+          $("title").textContent = now.title;
+          $("artist").textContent = [now.artist, now.album].filter(Boolean).join(" — ");
+          $("art").src = withToken("/api/artwork/current?track=" + encodeURIComponent(key));
+        }
+        $("progress").max = now.duration || 1;
+        $("progress").value = status.position || 0;
+        $("elapsed").textContent = clock(status.position);
+        $("duration").textContent = clock(now.duration);
+      }
+      $("toggle").innerHTML = status.playing ? "&#9208;" : "&#9654;";
+      if (!volumeBusy && typeof status.volume === "number") $("volume").value = status.volume;
+      const queue = $("queue");
+      queue.replaceChildren(...(status.queue || []).map(track => {
+        const item = document.createElement("li");
+        item.value = track.index + 1;
+        item.textContent = track.title + (track.artist ? " — " + track.artist : "");
+        if (now && track.index === now.index) item.className = "current";
+        if (track.cached) { const mark = document.createElement("span"); mark.className = "cached"; mark.textContent = "cached"; item.append(mark); }
+        return item;
+      }));
+      $("state").textContent = status.state + (status.server ? " · " + status.server : "");
+    }
+    $("art").onerror = () => { $("art").removeAttribute("src"); };
+    const events = new EventSource(withToken("/api/events"));
+    events.addEventListener("status", e => render(JSON.parse(e.data)));
+    </script>
+    </body>
+    </html>
+    """#
+}

@@ -225,32 +225,34 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
   }
 }
 
-/// Collects a whole (small) response body: JSON-RPC replies.
-final class CollectingSink: HTTPResponseSink {
+/// Collects a whole (small) response body: JSON-RPC replies, artwork.
+public final class CollectingSink: HTTPResponseSink {
   private let limit: Int
   private let completion: (Result<(HTTPResponseHead, [UInt8]), HTTPExchangeError>) -> Void
   private var head: HTTPResponseHead?
   private var body: [UInt8] = []
 
-  init(limit: Int, completion: @escaping (Result<(HTTPResponseHead, [UInt8]), HTTPExchangeError>) -> Void) {
+  public init(
+    limit: Int, completion: @escaping (Result<(HTTPResponseHead, [UInt8]), HTTPExchangeError>) -> Void
+  ) {
     self.limit = limit
     self.completion = completion
   }
 
-  func received(head: HTTPResponseHead) -> HTTPExchangeError? {
+  public func received(head: HTTPResponseHead) -> HTTPExchangeError? {
     self.head = head
     return head.status.code == 200 ? nil : .badStatus(Int(head.status.code))
   }
 
-  func received(body buffer: ByteBuffer) -> HTTPExchangeError? {
+  public func received(body buffer: ByteBuffer) -> HTTPExchangeError? {
     guard body.count + buffer.readableBytes <= limit else { return .bodyTooLarge }
     body.append(contentsOf: buffer.readableBytesView)
     return nil
   }
 
-  func delayBeforeNextRead() -> TimeAmount? { nil }
+  public func delayBeforeNextRead() -> TimeAmount? { nil }
 
-  func finished(_ error: HTTPExchangeError?) {
+  public func finished(_ error: HTTPExchangeError?) {
     if let error {
       completion(.failure(error))
     } else if let head {

@@ -5,6 +5,8 @@ import NIOCore
 public protocol ControlTarget: AnyObject {
   func status() -> JSONValue
   func perform(_ command: ControlCommand) -> EventLoopFuture<Void>
+  /// The current track's cover (JPEG/PNG bytes), nil when there is none.
+  func currentArtwork() -> EventLoopFuture<[UInt8]?>
 }
 
 /// One parsed request.

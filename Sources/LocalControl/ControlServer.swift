@@ -113,7 +113,9 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
       let request = ControlRequest(
         method: head.method.rawValue, uri: head.uri, body: body,
         authorization: head.headers.first(name: "Authorization"))
-      if request.method == "GET", request.path == "/" || request.path == "/api/events" {
+      if request.method == "GET",
+        request.path == "/" || request.path == "/api/events" || request.path == "/api/artwork/current"
+      {
         do {
           try router.authorize(request)
         } catch {
@@ -122,6 +124,17 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
         }
         if request.path == "/" {
           respondPage(context: context, keepAlive: keepAlive)
+        } else if request.path == "/api/artwork/current" {
+          let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+          target.currentArtwork().whenSuccess { image in
+            let (handler, context) = bound.value
+            if let image {
+              handler.respondImage(context: context, image, keepAlive: keepAlive)
+            } else {
+              handler.respond(
+                context: context, ControlResponse(.notFound("no artwork for this track")), keepAlive: keepAlive)
+            }
+          }
         } else {
           startEvents(context: context)
         }
@@ -139,6 +152,17 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
     let bytes = Array(ControlPage.html.utf8)
     var headers = HTTPHeaders()
     headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
+    headers.add(name: "Content-Length", value: String(bytes.count))
+    headers.add(name: "Cache-Control", value: "no-store")
+    let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
+    context.write(wrapOutboundOut(.head(head)), promise: nil)
+    context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
+    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+  }
+
+  private func respondImage(context: ChannelHandlerContext, _ bytes: [UInt8], keepAlive: Bool) {
+    var headers = HTTPHeaders()
+    headers.add(name: "Content-Type", value: bytes.starts(with: [0x89, 0x50]) ? "image/png" : "image/jpeg")
     headers.add(name: "Content-Length", value: String(bytes.count))
     headers.add(name: "Cache-Control", value: "no-store")
     let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)

@@ -7,10 +7,43 @@ import Offline
 public final class PlayerControl: ControlTarget {
   private let coordinator: OfflineCoordinator
   private let client: LMSClient
+  private let artwork: ArtworkCache?
 
-  public init(coordinator: OfflineCoordinator, client: LMSClient) {
+  public init(coordinator: OfflineCoordinator, client: LMSClient, artwork: ArtworkCache?) {
     self.coordinator = coordinator
     self.client = client
+    self.artwork = artwork
+  }
+
+  private var currentTrack: QueueTrack? {
+    let queue = coordinator.queueSnapshot
+    guard let index = coordinator.heardQueuePosition()?.index ?? queue?.currentIndex else { return nil }
+    return queue?.tracks.first { $0.index == index }
+  }
+
+  /// Waits up to 3 s for a cover that is being fetched, then answers without it.
+  public func currentArtwork() -> EventLoopFuture<[UInt8]?> {
+    let promise = client.eventLoop.makePromise(of: [UInt8]?.self)
+    guard let artwork, let coverID = currentTrack?.coverID else {
+      promise.succeed(nil)
+      return promise.futureResult
+    }
+    let timeout = client.eventLoop.scheduleTask(in: .seconds(3)) { promise.succeed(nil) }
+    artwork.image(coverID) { image in
+      timeout.cancel()
+      promise.succeed(image)
+    }
+    return promise.futureResult
+  }
+
+  /// Fetches the covers of every track in the queue view, so offline playback has art too.
+  public func prefetchArtwork() {
+    guard let artwork, coordinator.state == .online else { return }
+    for track in coordinator.queueSnapshot?.tracks ?? [] {
+      guard let coverID = track.coverID, artwork.cached(coverID) == nil else { continue }
+      artwork.image(coverID) { _ in }
+      return  // one at a time: the next tick takes the next one
+    }
   }
 
   public func status() -> JSONValue {
@@ -66,7 +99,7 @@ public final class PlayerControl: ControlTarget {
     [
       "index": .number(Double(track.index)), "title": .string(track.title), "artist": .string(track.artist),
       "album": .string(track.album), "duration": track.duration.map { .number($0) } ?? .null,
-      "cached": .bool(cached),
+      "cached": .bool(cached), "coverid": track.coverID.map { .string($0) } ?? .null,
     ]
   }
 }

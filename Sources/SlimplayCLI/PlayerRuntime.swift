@@ -69,11 +69,19 @@ struct PlayerRuntime {
         offlineCoordinator = coordinator
         loop.execute { coordinator.start() }
         if let control = settings.control {
-          let server = ControlServer(
-            eventLoop: loop, token: control.token, target: PlayerControl(coordinator: coordinator, client: lmsClient),
-            logger: Logger(label: LogConfiguration.Category.control.rawValue))
+          let logger = Logger(label: LogConfiguration.Category.control.rawValue)
+          let artwork = settings.stateDirectoryPath(environment: environment).map {
+            ArtworkCache(directory: $0 + "/artwork", capacityBytes: 250 << 20, client: lmsClient, logger: logger)
+          }
+          let target = PlayerControl(coordinator: coordinator, client: lmsClient, artwork: artwork)
+          let server = ControlServer(eventLoop: loop, token: control.token, target: target, logger: logger)
           server.start(host: control.host, port: control.port)
           controlServer = server
+          // The target lives on the control loop; the task runs there too.
+          let prefetch = LoopConfined(target)
+          _ = loop.scheduleRepeatedTask(initialDelay: .seconds(2), delay: .seconds(2)) { _ in
+            prefetch.value.prefetchArtwork()
+          }
         }
       }
     }
@@ -229,6 +237,12 @@ extension OutputParameters.SampleFormat {
     case .s32: .s32
     }
   }
+}
+
+/// A value used only on the control event loop, handed to a task that runs there.
+private struct LoopConfined<Value>: @unchecked Sendable {
+  let value: Value
+  init(_ value: Value) { self.value = value }
 }
 
 private final class SessionReference: @unchecked Sendable {

@@ -357,6 +357,8 @@ class EmulatedLMS(LoopbackServer):
         self.download_rate: float | None = None
         self.stream_rate: float | None = None
         self.library: dict[int, Track] = {}
+        self.artwork_requests: list[tuple[str, str]] = []
+        self.artwork_delay: float = 0.0
         # Track ids whose downloads fail with 503 (a test's way to keep a track out of a cache).
         self.refused_download_ids: set[int] = set()
         self.players: dict[str, PlayerState] = {}
@@ -943,6 +945,7 @@ class EmulatedLMS(LoopbackServer):
         app = web.Application(middlewares=[track_and_authorize])
         app.router.add_post("/jsonrpc.js", self._handle_jsonrpc)
         app.router.add_get("/music/{id}/download", self._handle_download)
+        app.router.add_get("/music/{coverid}/{name}", self._handle_cover)
         app.router.add_get("/stream.{ext}", self._handle_stream)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.2)
         await self._runner.setup()
@@ -992,6 +995,25 @@ class EmulatedLMS(LoopbackServer):
         echo = [mac, [a if isinstance(a, (dict, str)) else json.dumps(a) for a in command]]
         reply = {"id": body.get("id"), "method": body.get("method"), "params": echo, "result": result}
         return web.json_response(reply, headers={"Server": SERVER_HEADER})
+
+    async def _handle_cover(self, request: web.Request) -> web.StreamResponse:
+        """`/music/<coverid>/cover_WxH.jpg`: a JPEG in a colour taken from the cover id (Pillow comes with
+        aioslimproto). `artwork_delay` holds the answer back, as a slow server would."""
+        coverid, name = request.match_info["coverid"], request.match_info["name"]
+        self.artwork_requests.append((coverid, name))
+        track = next((t for t in self.library.values() if t.coverid == coverid), None)
+        if track is None or not name.startswith("cover"):
+            return web.Response(status=404)
+        if self.artwork_delay:
+            await asyncio.sleep(self.artwork_delay)
+        import io
+
+        from PIL import Image
+
+        colour = tuple(int(coverid[i:i + 2], 16) for i in (0, 2, 4))
+        buffer = io.BytesIO()
+        Image.new("RGB", (300, 300), colour).save(buffer, "JPEG")
+        return web.Response(body=buffer.getvalue(), content_type="image/jpeg")
 
     async def _handle_download(self, request: web.Request) -> web.StreamResponse:
         raw_id = request.match_info["id"]

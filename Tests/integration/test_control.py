@@ -156,3 +156,43 @@ def test_the_page_and_its_live_events(lms_factory, start_player, media, tmp_path
     gaps = [b[0] - a[0] for a, b in zip(seen, seen[1:])]
     print("event gaps", [round(g, 2) for g in gaps])
     assert all(g >= 0.7 for g in gaps[1:])
+
+
+def test_artwork_comes_from_the_server_is_cached_and_waits_at_most_3_s(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "art", seconds=(10, 4))
+    lms.load(MAC, files)
+    port = free_port()
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}")
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=5)
+    time.sleep(1.0)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/artwork/current", timeout=5) as reply:
+        image = reply.read()
+        assert reply.headers["Content-Type"] == "image/jpeg"
+    assert image[:3] == b"\xff\xd8\xff"
+    # Both covers are prefetched into the state folder, so offline playback has art too.
+    assert lms.wait_for(lambda: len(list((tmp_path / "state" / "artwork").glob("*.img"))) == 2, timeout=6), \
+        player.log()
+    # A damaged cover file is dropped and fetched again.
+    for path in (tmp_path / "state" / "artwork").glob("*.img"):
+        path.write_bytes(b"garbage")
+    requests = len(lms.artwork_requests)
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/artwork/current", timeout=5) as reply:
+        assert reply.read()[:3] == b"\xff\xd8\xff"
+    assert len(lms.artwork_requests) > requests
+    # With the artwork server stalled, the answer still comes within 3 s (without the image).
+    for path in (tmp_path / "state" / "artwork").glob("*.img"):
+        path.unlink()
+    lms.artwork_delay = 10
+    asked = time.monotonic()
+    try:
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/api/artwork/current", timeout=8)
+        raise AssertionError("a stalled cover was served")
+    except urllib.error.HTTPError as error:
+        assert error.code == 404
+    took = time.monotonic() - asked
+    print(f"answer without the stalled cover after {took:.2f} s")
+    assert took <= 3.5
+    status = json.loads(ctl(port, "status", "--json").stdout)
+    assert status["now_playing"]["title"] == "art-0", "the text does not wait for the art"

@@ -14,6 +14,7 @@ private final class RecordingTarget: ControlTarget {
     commands.append(command)
     return loop.makeSucceededVoidFuture()
   }
+  func currentArtwork() -> EventLoopFuture<[UInt8]?> { loop.makeSucceededFuture(nil) }
 }
 
 @Suite struct ControlRouterTests {

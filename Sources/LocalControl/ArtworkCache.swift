@@ -33,6 +33,13 @@ public final class ArtworkCache {
     return directory + "/" + String(hash, radix: 16) + ".img"
   }
 
+  /// Whether a cover is on disk (checked cheaply: it is looked at as an image when read).
+  public func hasImage(_ coverID: String) -> Bool {
+    guard let file = path(for: coverID) else { return false }
+    var info = stat()
+    return stat(file, &info) == 0 && info.st_size > 0
+  }
+
   /// The cover from disk, if it is there and is an image.
   public func cached(_ coverID: String) -> [UInt8]? {
     guard let file = path(for: coverID), let bytes = FileIO.read(file, limit: 8 << 20) else { return nil }

@@ -78,7 +78,9 @@ enum ControlPage {
           shownTrack = key;
           $("title").textContent = now.title;
           $("artist").textContent = [now.artist, now.album].filter(Boolean).join(" — ");
-          $("art").src = withToken("/api/artwork/current?track=" + encodeURIComponent(key));
+          showArt(now.artwork);
+        } else if (now.artwork && $("art").dataset.url !== now.artwork) {
+          showArt(now.artwork);
         }
         $("progress").max = now.duration || 1;
         $("progress").value = status.position || 0;
@@ -98,7 +100,15 @@ enum ControlPage {
       }));
       $("state").textContent = status.state + (status.server ? " · " + status.server : "");
     }
-    $("art").onerror = () => { $("art").removeAttribute("src"); };
+    // The server sends a track's text and cover together; a cover that is late comes in a
+    // later update for the same track.
+    function showArt(url) {
+      const art = $("art");
+      art.dataset.url = url || "";
+      if (url) { art.src = withToken(url); art.style.visibility = "visible"; }
+      else { art.removeAttribute("src"); art.style.visibility = "hidden"; }
+    }
+    $("art").onerror = () => showArt(null);
     const events = new EventSource(withToken("/api/events"));
     events.addEventListener("status", e => render(JSON.parse(e.data)));
     </script>

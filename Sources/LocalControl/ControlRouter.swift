@@ -7,6 +7,8 @@ public protocol ControlTarget: AnyObject {
   func perform(_ command: ControlCommand) -> EventLoopFuture<Void>
   /// The current track's cover (JPEG/PNG bytes), nil when there is none.
   func currentArtwork() -> EventLoopFuture<[UInt8]?>
+  /// A cover by LMS cover id.
+  func artwork(coverID: String) -> EventLoopFuture<[UInt8]?>
 }
 
 /// One parsed request.

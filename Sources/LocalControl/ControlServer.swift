@@ -114,7 +114,7 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
         method: head.method.rawValue, uri: head.uri, body: body,
         authorization: head.headers.first(name: "Authorization"))
       if request.method == "GET",
-        request.path == "/" || request.path == "/api/events" || request.path == "/api/artwork/current"
+        request.path == "/" || request.path == "/api/events" || request.path.hasPrefix("/api/artwork/")
       {
         do {
           try router.authorize(request)
@@ -124,9 +124,11 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
         }
         if request.path == "/" {
           respondPage(context: context, keepAlive: keepAlive)
-        } else if request.path == "/api/artwork/current" {
+        } else if request.path.hasPrefix("/api/artwork/") {
+          let name = String(request.path.dropFirst("/api/artwork/".count))
+          let image = name == "current" ? target.currentArtwork() : target.artwork(coverID: name)
           let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-          target.currentArtwork().whenSuccess { image in
+          image.whenSuccess { image in
             let (handler, context) = bound.value
             if let image {
               handler.respondImage(context: context, image, keepAlive: keepAlive)

@@ -8,11 +8,29 @@ public final class PlayerControl: ControlTarget {
   private let coordinator: OfflineCoordinator
   private let client: LMSClient
   private let artwork: ArtworkCache?
+  private let nowPlaying: NowPlaying
 
-  public init(coordinator: OfflineCoordinator, client: LMSClient, artwork: ArtworkCache?) {
+  /// `snapshotPath`: where the last published track is kept across restarts.
+  public init(coordinator: OfflineCoordinator, client: LMSClient, artwork: ArtworkCache?, snapshotPath: String?) {
     self.coordinator = coordinator
     self.client = client
     self.artwork = artwork
+    nowPlaying = NowPlaying(artwork: artwork, snapshotPath: snapshotPath)
+  }
+
+  /// A cover by id (for the page: the URL changes with the track, so it can be cached).
+  public func artwork(coverID: String) -> EventLoopFuture<[UInt8]?> {
+    let promise = client.eventLoop.makePromise(of: [UInt8]?.self)
+    guard let artwork else {
+      promise.succeed(nil)
+      return promise.futureResult
+    }
+    let timeout = client.eventLoop.scheduleTask(in: .seconds(3)) { promise.succeed(nil) }
+    artwork.image(coverID) { image in
+      timeout.cancel()
+      promise.succeed(image)
+    }
+    return promise.futureResult
   }
 
   private var currentTrack: QueueTrack? {
@@ -55,10 +73,17 @@ public final class PlayerControl: ControlTarget {
       "playing": .bool(coordinator.isPlaying),
       "volume": coordinator.volumePercent.map { .number(Double($0)) } ?? .null,
     ]
-    let currentIndex = heard?.index ?? queue?.currentIndex
-    if let heard { members["position"] = .number((heard.seconds * 1000).rounded() / 1000) }
-    if let currentIndex, let track = queue?.tracks.first(where: { $0.index == currentIndex }) {
-      members["now_playing"] = Self.describe(track, cached: coordinator.isCached(track))
+    if let shown = nowPlaying.update(current: currentTrack) {
+      var track = Self.describe(shown.track, cached: coordinator.isCached(shown.track))
+      if shown.artworkReady, let coverID = shown.track.coverID, var members = track.object {
+        members["artwork"] = .string("/api/artwork/\(coverID)")
+        track = .object(members)
+      }
+      members["now_playing"] = track
+      // The position belongs to the track shown, not to one still waiting for its cover.
+      if let heard, heard.index == shown.track.index {
+        members["position"] = .number((heard.seconds * 1000).rounded() / 1000)
+      }
     }
     members["queue"] = .array((queue?.tracks ?? []).map { Self.describe($0, cached: coordinator.isCached($0)) })
     return .object(members)

@@ -73,7 +73,9 @@ struct PlayerRuntime {
           let artwork = settings.stateDirectoryPath(environment: environment).map {
             ArtworkCache(directory: $0 + "/artwork", capacityBytes: 250 << 20, client: lmsClient, logger: logger)
           }
-          let target = PlayerControl(coordinator: coordinator, client: lmsClient, artwork: artwork)
+          let target = PlayerControl(
+            coordinator: coordinator, client: lmsClient, artwork: artwork,
+            snapshotPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/nowplaying.json" })
           let server = ControlServer(eventLoop: loop, token: control.token, target: target, logger: logger)
           server.start(host: control.host, port: control.port)
           controlServer = server

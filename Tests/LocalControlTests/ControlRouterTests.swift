@@ -15,6 +15,7 @@ private final class RecordingTarget: ControlTarget {
     return loop.makeSucceededVoidFuture()
   }
   func currentArtwork() -> EventLoopFuture<[UInt8]?> { loop.makeSucceededFuture(nil) }
+  func artwork(coverID: String) -> EventLoopFuture<[UInt8]?> { loop.makeSucceededFuture(nil) }
 }
 
 @Suite struct ControlRouterTests {

@@ -89,8 +89,9 @@ def test_commands_offline_act_on_local_playback(lms_factory, start_player, media
     assert len(capture.bytes()) - paused_at >= BYTES_PER_SECOND // 2, "output did not resume"
 
     assert ctl(port, "next").returncode == 0
-    assert lms.wait_for(lambda: json.loads(ctl(port, "status", "--json").stdout)["now_playing"]["index"] == 1,
-                        timeout=5), player.log()
+    assert lms.wait_for(
+        lambda: json.loads(ctl(port, "status", "--json").stdout).get("now_playing", {}).get("index") == 1, timeout=5
+    ), player.log()
     assert ctl(port, "seek", "5").returncode == 0
     time.sleep(1.0)
     position = json.loads(ctl(port, "status", "--json").stdout)["position"]
@@ -194,5 +195,70 @@ def test_artwork_comes_from_the_server_is_cached_and_waits_at_most_3_s(lms_facto
     took = time.monotonic() - asked
     print(f"answer without the stalled cover after {took:.2f} s")
     assert took <= 3.5
-    status = json.loads(ctl(port, "status", "--json").stdout)
-    assert status["now_playing"]["title"] == "art-0", "the text does not wait for the art"
+    # The text does not wait for the art longer than 3 s.
+    assert lms.wait_for(lambda: json.loads(ctl(port, "status", "--json").stdout).get("now_playing", {}).get("title")
+                        == "art-0", timeout=4)
+
+
+class Events:
+    """Reads the page's server-sent events on a thread, each with its arrival time."""
+
+    def __init__(self, port):
+        import threading
+
+        self.items = []
+        self.stream = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/events", timeout=30)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            for raw in self.stream:
+                line = raw.decode().strip()
+                if line.startswith("data: "):
+                    self.items.append((time.monotonic(), json.loads(line[6:])))
+        except (OSError, ValueError):
+            pass
+
+    def now_playing(self):
+        return [(at, s["now_playing"]) for at, s in self.items if "now_playing" in s]
+
+
+def test_a_track_change_is_one_update_with_its_cover(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "meta", seconds=(4, 4))
+    lms.load(MAC, files)
+    port = free_port()
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}")
+    events = Events(port)
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: lms.stat_events(("STMs",)).count("STMs") == 2, timeout=10), player.log()
+    assert lms.wait_for(lambda: any(n["title"] == "meta-1" for _, n in events.now_playing()), timeout=5)
+    shown = [n for _, n in events.now_playing()]
+    titles = [n["title"] for n in shown]
+    print("titles in order", titles)
+    assert set(titles) <= {"meta-0", "meta-1"}, "only real titles, never a placeholder"
+    first_of_second = next(n for n in shown if n["title"] == "meta-1")
+    assert first_of_second.get("artwork"), "the new track's first update carries its cover"
+    # One switch: once the second track shows, the first never comes back.
+    assert titles[titles.index("meta-1"):] == ["meta-1"] * (len(titles) - titles.index("meta-1"))
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{first_of_second['artwork']}", timeout=5) as reply:
+        assert reply.read()[:3] == b"\xff\xd8\xff"
+
+
+def test_with_the_artwork_server_stalled_the_text_arrives_within_3_s(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    lms.artwork_delay = 30
+    files = queue_media(media, "stalled", seconds=(8,))
+    lms.load(MAC, files)
+    port = free_port()
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}")
+    events = Events(port)
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=5)
+    started = time.monotonic()
+    assert lms.wait_for(lambda: events.now_playing(), timeout=6), "no now-playing update at all"
+    at, now = events.now_playing()[0]
+    print(f"title after {at - started:.2f} s, artwork {now.get('artwork')}")
+    assert now["title"] == "stalled-0" and not now.get("artwork")
+    assert at - started <= 3.6

@@ -6,7 +6,8 @@ VENV="$ROOT/.venv"
 
 # Debian packages: C libraries the player links, and tools the tests use.
 RUNTIME_PACKAGES=(pkg-config libasound2-dev libflac-dev libopus-dev libopusfile-dev libogg-dev libmpg123-dev)
-TEST_PACKAGES=(python3 python3-venv sox flac lame mpg123 opus-tools squeezelite procps pulseaudio pulseaudio-utils libasound2-plugins)
+TEST_PACKAGES=(python3 python3-venv sox flac lame mpg123 opus-tools squeezelite procps pulseaudio pulseaudio-utils libasound2-plugins
+  chromium chromium-driver fonts-dejavu-core)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -45,7 +46,7 @@ build_release() {
 }
 
 ensure_venv() {
-  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aioslimproto, pytest' 2>/dev/null; then
+  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aioslimproto, pytest, selenium' 2>/dev/null; then
     log "creating the test venv with aioslimproto 3.3.0"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/Tests/integration/requirements.txt"

@@ -20,7 +20,7 @@ enum ControlPage {
       progress { width: 100%; height: .5rem; }
       #times { display: flex; justify-content: space-between; font-size: .85rem; opacity: .75; }
       .controls { display: flex; gap: .5rem; justify-content: center; margin: .8rem 0; }
-      button { font-size: 1.2rem; min-width: 3.2rem; min-height: 3rem; border-radius: .5rem; border: 1px solid #8886;
+      button { font-size: 1rem; min-width: 5.5rem; min-height: 3rem; border-radius: .5rem; border: 1px solid #8886;
                background: transparent; color: inherit; cursor: pointer; }
       label { display: flex; gap: .6rem; align-items: center; }
       input[type=range] { flex: 1; }
@@ -39,9 +39,9 @@ enum ControlPage {
     <progress id="progress" value="0" max="1"></progress>
     <div id="times"><span id="elapsed">0:00</span><span id="duration">0:00</span></div>
     <div class="controls">
-      <button id="previous" title="Previous" aria-label="Previous">&#9198;</button>
-      <button id="toggle" title="Play or pause" aria-label="Play or pause">&#9199;</button>
-      <button id="next" title="Next" aria-label="Next">&#9197;</button>
+      <button id="previous" title="Previous">Previous</button>
+      <button id="toggle" title="Play or pause">Play</button>
+      <button id="next" title="Next">Next</button>
     </div>
     <label>Volume <input id="volume" type="range" min="0" max="100" step="1"></label>
     <h2>Queue</h2>
@@ -87,7 +87,7 @@ enum ControlPage {
         $("elapsed").textContent = clock(status.position);
         $("duration").textContent = clock(now.duration);
       }
-      $("toggle").innerHTML = status.playing ? "&#9208;" : "&#9654;";
+      $("toggle").textContent = status.playing ? "Pause" : "Play";
       if (!volumeBusy && typeof status.volume === "number") $("volume").value = status.volume;
       const queue = $("queue");
       queue.replaceChildren(...(status.queue || []).map(track => {

@@ -262,3 +262,33 @@ def test_with_the_artwork_server_stalled_the_text_arrives_within_3_s(lms_factory
     print(f"title after {at - started:.2f} s, artwork {now.get('artwork')}")
     assert now["title"] == "stalled-0" and not now.get("artwork")
     assert at - started <= 3.6
+
+
+def test_seek_and_previous_online_and_the_saved_track_after_a_restart(lms_factory, start_player, media, tmp_path):
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "more", seconds=(12, 12))
+    lms.load(MAC, files)
+    port = free_port()
+    player, capture = start(lms, start_player, tmp_path, "--control", f"127.0.0.1:{port}")
+    lms.play(MAC, 1)
+    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=5)
+    assert ctl(port, "seek", "6").returncode == 0
+    assert lms.wait_for(lambda: 5.5 <= float(lms.status_of(MAC)["time"]) <= 8, timeout=4), lms.status_of(MAC)
+    assert ctl(port, "previous").returncode == 0
+    assert lms.wait_for(lambda: int(lms.status_of(MAC)["playlist_cur_index"]) == 0, timeout=4)
+    assert lms.wait_for(
+        lambda: json.loads(ctl(port, "status", "--json").stdout).get("now_playing", {}).get("title") == "more-0",
+        timeout=5)
+    # A restarted player with no server shows the last track at once (the saved snapshot).
+    lms.stop()
+    player.stop()
+    again = start_player("-s", f"127.0.0.1:{lms.port}", "-m", MAC, "-o", "null", "--control", f"127.0.0.1:{port}",
+                         "--cache-dir", str(tmp_path / "cache"), name="again")
+    shown = None
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and shown is None:
+        result = ctl(port, "status", "--json")
+        if result.returncode == 0:
+            shown = json.loads(result.stdout).get("now_playing")
+        time.sleep(0.1)
+    assert shown and shown["title"] == "more-0", again.log()

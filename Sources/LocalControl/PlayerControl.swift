@@ -18,17 +18,22 @@ public final class PlayerControl: ControlTarget {
     nowPlaying = NowPlaying(artwork: artwork, snapshotPath: snapshotPath)
   }
 
-  /// A cover by id (for the page: the URL changes with the track, so it can be cached).
+  /// A cover by id (the page's URL changes with the track); waits up to 3 s for one being
+  /// fetched, then answers without it.
   public func artwork(coverID: String) -> EventLoopFuture<[UInt8]?> {
     let promise = client.eventLoop.makePromise(of: [UInt8]?.self)
     guard let artwork else {
       promise.succeed(nil)
       return promise.futureResult
     }
-    let timeout = client.eventLoop.scheduleTask(in: .seconds(3)) { promise.succeed(nil) }
+    // Whichever comes first answers: the cover, or the 3 s timeout (a late cover is still cached).
+    let answered = LoopFlag()
+    let timeout = client.eventLoop.assumeIsolated().scheduleTask(in: .seconds(3)) {
+      if answered.set() { promise.succeed(nil) }
+    }
     artwork.image(coverID) { image in
       timeout.cancel()
-      promise.succeed(image)
+      if answered.set() { promise.succeed(image) }
     }
     return promise.futureResult
   }
@@ -39,19 +44,10 @@ public final class PlayerControl: ControlTarget {
     return queue?.tracks.first { $0.index == index }
   }
 
-  /// Waits up to 3 s for a cover that is being fetched, then answers without it.
+  /// The current track's cover; see `artwork(coverID:)`.
   public func currentArtwork() -> EventLoopFuture<[UInt8]?> {
-    let promise = client.eventLoop.makePromise(of: [UInt8]?.self)
-    guard let artwork, let coverID = currentTrack?.coverID else {
-      promise.succeed(nil)
-      return promise.futureResult
-    }
-    let timeout = client.eventLoop.scheduleTask(in: .seconds(3)) { promise.succeed(nil) }
-    artwork.image(coverID) { image in
-      timeout.cancel()
-      promise.succeed(image)
-    }
-    return promise.futureResult
+    guard let coverID = currentTrack?.coverID else { return client.eventLoop.makeSucceededFuture(nil) }
+    return artwork(coverID: coverID)
   }
 
   /// Fetches the covers of every track in the queue view, so offline playback has art too.
@@ -126,5 +122,16 @@ public final class PlayerControl: ControlTarget {
       "album": .string(track.album), "duration": track.duration.map { .number($0) } ?? .null,
       "cached": .bool(cached), "coverid": track.coverID.map { .string($0) } ?? .null,
     ]
+  }
+}
+
+/// A once-only flag for callbacks that all run on one event loop.
+private final class LoopFlag {
+  private var isSet = false
+
+  /// True the first time only.
+  func set() -> Bool {
+    defer { isSet = true }
+    return !isSet
   }
 }

@@ -59,6 +59,18 @@ def play_then_kill_the_server(lms, start_player, tmp_path, files):
     return player, capture
 
 
+def assert_pauses_and_resumes(capture, pause, resume, settle=0.5):
+    """`pause()` stops the output (within `settle`), `resume()` starts it again."""
+    pause()
+    time.sleep(settle)
+    paused_at = len(capture.bytes())
+    time.sleep(1.0)
+    assert len(capture.bytes()) - paused_at <= BYTES_PER_SECOND // 10, "output keeps running while paused"
+    resume()
+    time.sleep(1.0)
+    assert len(capture.bytes()) - paused_at >= BYTES_PER_SECOND // 2, "output did not resume"
+
+
 def compare_with_reference(media, files, capture, player, timeout):
     reference = b"".join(media.flac_reference(f) for f in files)
     got = capture.wait_for_length(len(reference), timeout=timeout)
@@ -150,14 +162,8 @@ def test_resync_after_the_server_forgot_the_player_and_server_control_works_afte
     assert status["mode"] == "play" and int(status["playlist_cur_index"]) == 0
     assert abs(float(status["time"]) - heard) <= 0.25
     # The server's controls work right away: pause stops the output, play resumes it.
-    lms.jsonrpc(MAC, ["pause", "1"])
-    time.sleep(0.5)
-    paused_at = len(capture.bytes())
-    time.sleep(1.0)
-    assert len(capture.bytes()) - paused_at <= BYTES_PER_SECOND // 10, "output keeps running while paused"
-    lms.jsonrpc(MAC, ["pause", "0"])
-    time.sleep(1.0)
-    assert len(capture.bytes()) - paused_at >= BYTES_PER_SECOND // 2, "output did not resume"
+    assert_pauses_and_resumes(
+        capture, lambda: lms.jsonrpc(MAC, ["pause", "1"]), lambda: lms.jsonrpc(MAC, ["pause", "0"]))
     # Skip to the next track.
     starts = lms.stat_events(("STMs",)).count("STMs")
     lms.jsonrpc(MAC, ["playlist", "index", "+1"])

@@ -26,6 +26,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   public weak var reporter: (any PlaybackReporter)?
   /// Told about track life-cycle events (the offline coordinator).
   public weak var observer: (any PlaybackObserver)?
+  /// The server switched the player on or off (`aude`), on the control loop.
+  public var powerChanged: ((Bool) -> Void)?
   public let maximumSampleRate: Int
   let eventLoop: any EventLoop
   let logger: Logger
@@ -92,6 +94,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       player.setGain(left: left, right: right)
     case .audioEnable(let enable):
       logger.info("output \(enable.isPoweredOn ? "on" : "off")")
+      powerChanged?(enable.isPoweredOn)
     case .continueStream(let request):
       if let pending = pendingCodec, let codec = pending.codec {
         worker.enqueue(DecodeJob(trackID: pending.trackID, codec: codec, pcm: pending.pcm))

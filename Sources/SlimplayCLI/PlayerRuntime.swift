@@ -57,6 +57,11 @@ struct PlayerRuntime {
     let sessionRef = SessionReference()
     let streamingEngine = makeEngine(eventLoop: loop, controlServer: { sessionRef.session?.server })
     var engine: any PlaybackEngine = streamingEngine
+    if let script = settings.powerScript {
+      let power = PowerScript(path: script, logger: logger)
+      power.started()
+      streamingEngine.powerChanged = { power.powerChanged(isOn: $0) }
+    }
     var offlineCoordinator: OfflineCoordinator?
     var controlServer: ControlServer?
     if settings.offline.enabled {

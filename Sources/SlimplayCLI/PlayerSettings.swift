@@ -20,6 +20,8 @@ public struct PlayerSettings: Equatable, Sendable {
   public var logging = LogConfiguration()
   public var serverTimeoutSeconds = 35
   public var pidFile: String?
+  /// `-S`: run with 2 at start, 1/0 on power on/off.
+  public var powerScript: String?
   public var offline = OfflineSettings()
   /// The local control API; nil = off.
   public var control: ControlSettings? = ControlSettings()

@@ -3,6 +3,10 @@ import Logging
 import SlimConnection
 import SlimProto
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The `slimplay` command line. Flags follow squeezelite's where squeezelite has them.
 public struct SlimplayCommand: ParsableCommand {
   public static let configuration = CommandConfiguration(
@@ -68,6 +72,13 @@ public struct SlimplayCommand: ParsableCommand {
       "Supported sample rates: max, min-max or a list; optional :delay ms on a rate change.", valueName: "rates[:delay]"
     ))
   var rates: String?
+
+  @Option(
+    name: .customShort("S"),
+    help: ArgumentHelp(
+      "Script run with 2 at start, then 1 / 0 when the server powers the player on / off (an amplifier switch).",
+      valueName: "script"))
+  var powerScript: String?
 
   @Option(
     name: .customShort("C"),
@@ -176,6 +187,10 @@ public struct SlimplayCommand: ParsableCommand {
     guard serverTimeout >= 1 else { throw ValidationError("--server-timeout must be at least 1 s") }
     settings.serverTimeoutSeconds = serverTimeout
     settings.pidFile = pidFile
+    if let powerScript {
+      guard access(powerScript, X_OK) == 0 else { throw ValidationError("-S \(powerScript): not an executable file") }
+      settings.powerScript = powerScript
+    }
     guard (0...15).contains(prefetch) else { throw ValidationError("--prefetch must be between 0 and 15") }
     guard cacheSize >= 1 else { throw ValidationError("--cache-size must be at least 1 MB") }
     if let lmsPort, !(1...65535).contains(lmsPort) { throw ValidationError("invalid --lms-port \(lmsPort)") }

@@ -1,0 +1,36 @@
+"""`-S script`: run with 2 at start, then 1 / 0 as the server powers the player on and off."""
+
+import time
+
+from test_playback import MAC
+
+
+def test_power_script_calls_in_order(server, start_player, tmp_path):
+    calls = tmp_path / "calls"
+    script = tmp_path / "amp.sh"
+    script.write_text(f"#!/bin/sh\necho \"$1\" >> {calls}\n")
+    script.chmod(0o755)
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "-S", str(script))
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+
+    def lines():
+        return calls.read_text().split() if calls.exists() else []
+
+    # aioslimproto reports a new player's power as off right after HELO.
+    assert server.wait_for(lambda: lines()[:2] == ["2", "0"], timeout=5), (lines(), player.log())
+    server.call(lambda: client.power(True))
+    assert server.wait_for(lambda: lines()[-1:] == ["1"], timeout=5), (lines(), player.log())
+    server.call(lambda: client.power(False))
+    assert server.wait_for(lambda: lines()[-1:] == ["0"], timeout=5), (lines(), player.log())
+    time.sleep(0.5)
+    assert lines() == ["2", "0", "1", "0"], "each change runs the script once"
+
+
+def test_a_missing_power_script_is_refused_at_start(start_player, tmp_path):
+    player = start_player("-s", "127.0.0.1:1", "-o", "null", "-S", str(tmp_path / "nope.sh"))
+    deadline = time.monotonic() + 5
+    while player.alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not player.alive
+    assert "not an executable file" in player.log()

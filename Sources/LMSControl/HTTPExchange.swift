@@ -232,16 +232,21 @@ public final class CollectingSink: HTTPResponseSink {
   private var head: HTTPResponseHead?
   private var body: [UInt8] = []
 
+  private let requiresOK: Bool
+
+  /// `requiresOK`: anything but 200 fails the exchange; otherwise every reply is handed over.
   public init(
-    limit: Int, completion: @escaping (Result<(HTTPResponseHead, [UInt8]), HTTPExchangeError>) -> Void
+    limit: Int, requiresOK: Bool = true,
+    completion: @escaping (Result<(HTTPResponseHead, [UInt8]), HTTPExchangeError>) -> Void
   ) {
     self.limit = limit
+    self.requiresOK = requiresOK
     self.completion = completion
   }
 
   public func received(head: HTTPResponseHead) -> HTTPExchangeError? {
     self.head = head
-    return head.status.code == 200 ? nil : .badStatus(Int(head.status.code))
+    return head.status.code == 200 || !requiresOK ? nil : .badStatus(Int(head.status.code))
   }
 
   public func received(body buffer: ByteBuffer) -> HTTPExchangeError? {

@@ -1,6 +1,7 @@
 import LMSControl
 import Logging
 import NIOCore
+import Offline
 import SlimConnection
 
 #if canImport(Glibc)
@@ -28,9 +29,7 @@ public final class ArtworkCache {
 
   private func path(for coverID: String) -> String? {
     guard let server = client.endpoint?.identity else { return nil }
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in "\(server)\n\(coverID)".utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-    return directory + "/" + String(hash, radix: 16) + ".img"
+    return directory + "/" + CacheKey(server: server, url: "cover:" + coverID, fileSize: nil).value + ".img"
   }
 
   /// Whether a cover is on disk (checked cheaply: it is looked at as an image when read).

@@ -59,7 +59,13 @@ public struct ControlClientCommand: ParsableCommand {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     defer { try? group.syncShutdownGracefully() }
     let promise = group.next().makePromise(of: (Int, [UInt8]).self)
-    startHTTPExchange(spec, on: group.next(), sink: ReplySink(promise: promise))
+    let sink = CollectingSink(limit: 1 << 20, requiresOK: false) { result in
+      switch result {
+      case .success(let (head, body)): promise.succeed((Int(head.status.code), body))
+      case .failure(let error): promise.fail(error)
+      }
+    }
+    startHTTPExchange(spec, on: group.next(), sink: sink)
     let (status, bytes): (Int, [UInt8])
     do {
       (status, bytes) = try promise.futureResult.wait()
@@ -111,28 +117,4 @@ public struct ControlClientCommand: ParsableCommand {
 private func printError(_ text: String) {
   let line = Array((text + "\n").utf8)
   _ = line.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-}
-
-private final class ReplySink: HTTPResponseSink {
-  private let promise: EventLoopPromise<(Int, [UInt8])>
-  private var status = 0
-  private var body: [UInt8] = []
-
-  init(promise: EventLoopPromise<(Int, [UInt8])>) { self.promise = promise }
-
-  func received(head: HTTPResponseHead) -> HTTPExchangeError? {
-    status = Int(head.status.code)
-    return nil
-  }
-
-  func received(body buffer: ByteBuffer) -> HTTPExchangeError? {
-    body.append(contentsOf: buffer.readableBytesView)
-    return body.count > 1 << 20 ? .bodyTooLarge : nil
-  }
-
-  func delayBeforeNextRead() -> TimeAmount? { nil }
-
-  func finished(_ error: HTTPExchangeError?) {
-    if let error { promise.fail(error) } else { promise.succeed((status, body)) }
-  }
 }

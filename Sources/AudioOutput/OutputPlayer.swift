@@ -17,6 +17,24 @@ public final class OutputPlayer: @unchecked Sendable {
     case at(nanoseconds: UInt64)
   }
 
+  public enum CloseReason: Equatable, Sendable {
+    case idle(seconds: Int)
+    case poweredOff
+    case shutdown
+  }
+
+  public struct Configuration: Sendable {
+    /// SCHED_FIFO priority of the output thread (`-p`); without the right to it, normal priority.
+    public var realtimePriority: Int32 = 45
+    /// Close the device after this long with nothing to play (`-C`), so other programs can use it.
+    public var idleCloseSeconds: Int?
+
+    public init(realtimePriority: Int32 = 45, idleCloseSeconds: Int? = nil) {
+      self.realtimePriority = realtimePriority
+      self.idleCloseSeconds = idleCloseSeconds
+    }
+  }
+
   private enum RunState: Equatable {
     case stopped
     case waiting(StartCondition)
@@ -35,11 +53,13 @@ public final class OutputPlayer: @unchecked Sendable {
     var silenceMilliseconds = 0
     var skipMilliseconds = 0
     var gain: (left: UInt32, right: UInt32)?
+    var closeDevice: CloseReason?
     var acknowledge = false
   }
 
   let output: FrameOutput
   let device: any OutputDevice
+  let configuration: Configuration
   private let wakeup = Wakeup()
   private let requests = Mutex(Requests())
   private let acknowledged: UnsafeMutablePointer<sem_t>
@@ -63,6 +83,8 @@ public final class OutputPlayer: @unchecked Sendable {
   var trackStartFrame = 0
   var trackID = -1
   private var reportedDry = false
+  /// When the device last took audio (CLOCK_MONOTONIC ns), for the idle close.
+  private var lastWriteNanoseconds: UInt64 = 0
   private let silence: UnsafeMutableBufferPointer<Int32>
   /// Scratch for crossfade mixing, one chunk long.
   let mix: UnsafeMutableBufferPointer<Int32>
@@ -74,11 +96,12 @@ public final class OutputPlayer: @unchecked Sendable {
   var crossfading: (trackID: Int, frames: Int)?
 
   public init(
-    output: FrameOutput, device: any OutputDevice, consumed: Wakeup,
-    onEvent: @escaping @Sendable (OutputEvent) -> Void
+    output: FrameOutput, device: any OutputDevice, configuration: Configuration = Configuration(),
+    consumed: Wakeup, onEvent: @escaping @Sendable (OutputEvent) -> Void
   ) {
     self.output = output
     self.device = device
+    self.configuration = configuration
     self.consumed = consumed
     self.onEvent = onEvent
     acknowledged = .allocate(capacity: 1)
@@ -98,7 +121,8 @@ public final class OutputPlayer: @unchecked Sendable {
 
   public func startThread() {
     RealtimeThread.start(name: "slimplay-output") { [self] in
-      RealtimeThread.makeCurrentRealtime(priority: 45)
+      let priority = configuration.realtimePriority
+      onEvent(.realtimePriority(priority, granted: RealtimeThread.makeCurrentRealtime(priority: priority)))
       run()
     }
   }
@@ -112,6 +136,21 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Replay gain, channel mode and polarity for a track, applied from its first frame.
   public func setTreatment(_ treatment: TrackTreatment, forTrack trackID: Int) {
     treatments.withLock { $0[trackID] = treatment }
+  }
+  /// Powered off (`aude 0`): stop using the device, so it is free and the DAC can sleep. It is
+  /// opened again when there is something to play.
+  public func closeDevice() { post { $0.closeDevice = .poweredOff } }
+
+  /// The player is exiting: stops, drops what is buffered and closes the device; returns once
+  /// done. The decoder must be parked.
+  public func shutDown() {
+    post {
+      $0.stop = true
+      $0.flushAll = true
+      $0.closeDevice = .shutdown
+      $0.acknowledge = true
+    }
+    sem_wait(acknowledged)
   }
   public func insertSilence(milliseconds: Int) { post { $0.silenceMilliseconds += milliseconds } }
   public func skip(milliseconds: Int) { post { $0.skipMilliseconds += milliseconds } }
@@ -150,8 +189,14 @@ public final class OutputPlayer: @unchecked Sendable {
   // MARK: Output thread
 
   private func run() {
+    let idleClose = configuration.idleCloseSeconds.map { UInt64($0) * 1_000_000_000 }
     while true {
       applyRequests()
+      if let idleClose, device.isOpen, state != .running || reportedDry,
+        monotonicNanoseconds() - lastWriteNanoseconds >= idleClose
+      {
+        closeDevice(.idle(seconds: configuration.idleCloseSeconds ?? 0))
+      }
       switch state {
       case .stopped, .paused:
         wakeup.wait(timeoutMilliseconds: 1000)
@@ -202,6 +247,7 @@ public final class OutputPlayer: @unchecked Sendable {
       output.boundaries.removeAll(atOrAfter: frame)
       output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
     }
+    if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
     if pending.pause, state != .stopped {
       state = .paused
       device.discardQueued()
@@ -219,6 +265,13 @@ public final class OutputPlayer: @unchecked Sendable {
     silenceFrames += pending.silenceMilliseconds * rate / 1000
     skipFrames += pending.skipMilliseconds * rate / 1000
     if pending.acknowledge { sem_post(acknowledged) }
+  }
+
+  private func closeDevice(_ reason: CloseReason) {
+    device.discardQueued()
+    device.close()
+    publish(running: false)
+    onEvent(.deviceClosed(reason))
   }
 
   private func isReady(_ condition: StartCondition) -> Bool {
@@ -359,6 +412,7 @@ public final class OutputPlayer: @unchecked Sendable {
     if device.isOpen && device.sampleRate == rate { return true }
     do {
       try device.open(sampleRate: rate)
+      lastWriteNanoseconds = monotonicNanoseconds()
       onEvent(.deviceOpened(sampleRate: rate))
       return true
     } catch {
@@ -370,7 +424,9 @@ public final class OutputPlayer: @unchecked Sendable {
 
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
     do {
-      return try device.write(samples, dither: dither)
+      let written = try device.write(samples, dither: dither)
+      lastWriteNanoseconds = monotonicNanoseconds()
+      return written
     } catch {
       device.close()
       onEvent(.deviceFailed(error.description))

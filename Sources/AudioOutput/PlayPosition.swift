@@ -11,6 +11,10 @@ public enum OutputEvent: Equatable, Sendable {
   case deviceOpened(sampleRate: Int)
   /// The device failed; the player retries it.
   case deviceFailed(String)
+  /// The device was closed: idle for the `-C` time, or the player was powered off.
+  case deviceClosed(OutputPlayer.CloseReason)
+  /// Whether the output thread got the real-time priority it asked for.
+  case realtimePriority(Int32, granted: Bool)
 }
 
 /// Where playback is, for STAT: frames of the current track written, the device delay then, and

@@ -155,7 +155,10 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   }
 
   /// The player is stopping: a lost connection now is no reason to go offline.
+  /// The process is exiting: where playback is gets saved (to resume from after a restart
+  /// without a server), polling and downloads stop; partial downloads stay resumable.
   public func shutDown() {
+    saveIfPlaying()
     shuttingDown = true
     poller.stop()
     downloads.setPlan([])

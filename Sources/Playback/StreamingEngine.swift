@@ -15,11 +15,16 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     public var streamBufferBytes: Int
     public var outputBufferBytes: Int
     public var maximumSampleRate: Int
+    public var output: OutputPlayer.Configuration
 
-    public init(streamBufferBytes: Int, outputBufferBytes: Int, maximumSampleRate: Int) {
+    public init(
+      streamBufferBytes: Int, outputBufferBytes: Int, maximumSampleRate: Int,
+      output: OutputPlayer.Configuration = .init()
+    ) {
       self.streamBufferBytes = streamBufferBytes
       self.outputBufferBytes = outputBufferBytes
       self.maximumSampleRate = maximumSampleRate
+      self.output = output
     }
   }
 
@@ -40,6 +45,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   /// Where the SlimProto server is, for `strm s` with server IP 0.
   private let controlServer: () -> ServerAddress?
   private let deviceName: String
+  /// `-V` / `-U`: the DAC's mixer.
+  private let hardwareVolume: HardwareVolume?
+  /// The last device failure logged, so a device that stays absent is not logged every second.
+  private var deviceFailure: (message: String, count: Int)?
 
   var tracks: [PlaybackTrack] = []
   var nextTrackID = 1
@@ -50,8 +59,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   public init(
     configuration: Configuration, device: any OutputDevice, eventLoop: any EventLoop,
-    controlServer: @escaping () -> ServerAddress?, logger: Logger
+    hardwareVolume: HardwareVolume? = nil, controlServer: @escaping () -> ServerAddress?, logger: Logger
   ) {
+    self.hardwareVolume = hardwareVolume
     self.maximumSampleRate = configuration.maximumSampleRate
     self.eventLoop = eventLoop
     self.logger = logger
@@ -75,7 +85,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       },
       framesCommitted: { [unowned self] in self.player.framesAvailable() })
     player = OutputPlayer(
-      output: output, device: device, consumed: worker.wakeup,
+      output: output, device: device, configuration: configuration.output, consumed: worker.wakeup,
       onEvent: { [unowned self] event in loop.execute { self.handle(event) } })
     fileStreamer.dataArrived = { [unowned self] in worker.wakeup.signalAlways() }
     fileStreamer.failed = { message in logger.error("cache: \(message)") }
@@ -91,9 +101,15 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       handle(command)
     case .audioGain(let gain):
       let (left, right) = gain.effectiveGains
-      player.setGain(left: left, right: right)
+      if let hardwareVolume, hardwareVolume.role == .volume {
+        // The DAC does the volume; the samples go out untouched.
+        hardwareVolume.setGain(left: left, right: right)
+      } else {
+        player.setGain(left: left, right: right)
+      }
     case .audioEnable(let enable):
       logger.info("output \(enable.isPoweredOn ? "on" : "off")")
+      if !enable.isPoweredOn { player.closeDevice() }
       powerChanged?(enable.isPoweredOn)
     case .continueStream(let request):
       if let pending = pendingCodec, let codec = pending.codec {
@@ -214,6 +230,18 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     reporter?.report(.flushed)
   }
 
+  /// The process is exiting: streams closed, the device closed (not left to the kernel), the
+  /// mixer's last setting applied.
+  public func shutDown() {
+    fetcher.close()
+    fileStreamer.close()
+    worker.park()
+    player.shutDown()
+    hardwareVolume?.settle()
+    tracks.removeAll()
+    outputRunning = false
+  }
+
   /// `strm f`: keep the track that plays, drop what was fetched after it.
   private func flushPrefetched() {
     guard let index = tracks.firstIndex(where: { !$0.started }) else {
@@ -282,9 +310,35 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         reportEndOfPlaybackIfDrained()
       }
     case .deviceOpened(let rate):
+      if let failure = deviceFailure {
+        logger.notice("output: \(deviceName) available after \(failure.count) failed attempts")
+        deviceFailure = nil
+      }
       logger.info("output: \(deviceName) opened at \(rate) Hz")
+      hardwareVolume?.deviceOpened()
     case .deviceFailed(let message):
-      logger.error("output: \(message)")
+      // Retried every second: an absent or busy device is logged once, then every minute.
+      if let failure = deviceFailure, failure.message == message {
+        deviceFailure?.count += 1
+        if failure.count % 60 == 0 {
+          logger.warning("output: still failing (\(failure.count + 1) attempts): \(message)")
+        }
+      } else {
+        deviceFailure = (message, 1)
+        logger.error("output: \(message); retrying every second")
+      }
+    case .deviceClosed(let reason):
+      switch reason {
+      case .idle(let seconds): logger.info("output: \(deviceName) closed after \(seconds) s idle")
+      case .poweredOff: logger.info("output: \(deviceName) closed (powered off)")
+      case .shutdown: logger.info("output: \(deviceName) closed")
+      }
+    case .realtimePriority(let priority, let granted):
+      if granted {
+        logger.info("output thread: real-time priority \(priority) (SCHED_FIFO)")
+      } else {
+        logger.notice("output thread: no right to real-time priority \(priority); running at normal priority")
+      }
     }
   }
 

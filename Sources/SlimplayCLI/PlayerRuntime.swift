@@ -29,6 +29,10 @@ struct PlayerRuntime {
       listDevices()
       return
     }
+    if let device = settings.listMixerDevice {
+      listMixerControls(device: device)
+      return
+    }
     let logger = Logger(label: LogConfiguration.Category.slimproto.rawValue)
     let environment = Environment.current(["STATE_DIRECTORY", "XDG_STATE_HOME", "HOME"])
 
@@ -115,6 +119,7 @@ struct PlayerRuntime {
         logger.notice("signal \(number): shutting down")
         loop.execute {
           coordinator?.shutDown()
+          streamingEngine.shutDown()
           control?.stop()
           client.stop()
         }
@@ -194,11 +199,18 @@ struct PlayerRuntime {
           buffer: settings.outputParameters.buffer, period: settings.outputParameters.period, format: format,
           mmap: settings.outputParameters.mmap))
     }
+    let hardwareVolume = settings.mixer.map {
+      HardwareVolume(
+        device: $0.device, control: $0.control, role: $0.role,
+        logger: Logger(label: LogConfiguration.Category.output.rawValue))
+    }
+    if let hardwareVolume, hardwareVolume.role == .fullScale { hardwareVolume.deviceOpened() }
     return StreamingEngine(
       configuration: .init(
         streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: settings.buffers.outputBytes,
-        maximumSampleRate: maximumSampleRate()),
-      device: device, eventLoop: eventLoop, controlServer: controlServer,
+        maximumSampleRate: maximumSampleRate(),
+        output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds)),
+      device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume, controlServer: controlServer,
       logger: Logger(label: LogConfiguration.Category.stream.rawValue))
   }
 
@@ -212,6 +224,14 @@ struct PlayerRuntime {
     case .alsa(let device):
       return ALSADevices.maximumRate(of: device) ?? 384_000
     }
+  }
+
+  private func listMixerControls(device: String) {
+    let controls = ALSAMixer.controls(device: device)
+    var text = "Volume controls of \(device):\n"
+    for control in controls { text += "  \(control)\n" }
+    if controls.isEmpty { text += "  (none found)\n" }
+    _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
   }
 
   private func listDevices() {

@@ -1,3 +1,4 @@
+import Playback
 import SlimConnection
 import SlimProto
 
@@ -17,6 +18,12 @@ public struct PlayerSettings: Equatable, Sendable {
   public var codecs = Codec.defaultOrder
   public var rates: RateSpecification?
   public var idleCloseSeconds: Int?
+  /// `-V` or `-U`.
+  public var mixer: MixerSettings?
+  /// `-L`: the mixer device whose controls to list.
+  public var listMixerDevice: String?
+  /// `-p`: SCHED_FIFO priority of the output thread.
+  public var realtimePriority: Int32 = 45
   public var logging = LogConfiguration()
   public var serverTimeoutSeconds = 35
   public var pidFile: String?
@@ -85,5 +92,18 @@ public struct ControlSettings: Equatable, Sendable {
     self.host = host
     self.port = port
     self.token = token
+  }
+}
+
+/// `-V`/`-U` with `-O`: which mixer control, and what it is for.
+public struct MixerSettings: Equatable, Sendable {
+  public var device: String
+  public var control: String
+  public var role: HardwareVolume.Role
+
+  public init(device: String, control: String, role: HardwareVolume.Role) {
+    self.device = device
+    self.control = control
+    self.role = role
   }
 }

@@ -1,5 +1,7 @@
 import ArgumentParser
+import AudioOutput
 import Logging
+import Playback
 import SlimConnection
 import SlimProto
 
@@ -53,6 +55,35 @@ public struct SlimplayCommand: ParsableCommand {
       "ALSA buffer:period:format:mmap (buffer < 500 = ms, else frames; default 40 ms, 200 ms through PulseAudio/PipeWire; period < 50 = count, else frames; format 16|24|24_3|32; mmap 0|1). With -o - the sample size 16|24|32.",
       valueName: "params"))
   var outputParameters: String?
+
+  @Option(
+    name: .customShort("V"),
+    help: ArgumentHelp(
+      "Hardware volume: the server's volume sets this ALSA mixer control (in dB); the samples stay bit-exact.",
+      valueName: "control[,index]"))
+  var volumeControl: String?
+
+  @Option(
+    name: .customShort("U"),
+    help: ArgumentHelp(
+      "Unmute this ALSA mixer control and set it to full when the output opens; the volume stays in software.",
+      valueName: "control[,index]"))
+  var unmuteControl: String?
+
+  @Option(
+    name: .customShort("O"),
+    help: ArgumentHelp("Mixer device for -V/-U/-L (default: the card of -o).", valueName: "mixer device"))
+  var mixerDevice: String?
+
+  @Flag(name: .customShort("L"), help: "List the volume controls of the mixer device and exit.")
+  var listMixerControls = false
+
+  @Option(
+    name: .customShort("p"),
+    help: ArgumentHelp(
+      "Real-time (SCHED_FIFO) priority of the output thread, 1-99; normal priority when not permitted.",
+      valueName: "priority"))
+  var priority: Int32 = 45
 
   @Option(
     name: .customShort("b"), help: ArgumentHelp("Stream and output buffer sizes in KB.", valueName: "stream:output"))
@@ -137,10 +168,71 @@ public struct SlimplayCommand: ParsableCommand {
   @Option(help: ArgumentHelp("Token the control API requires (Bearer header or ?token=).", valueName: "token"))
   var controlToken: String?
 
+  @Option(
+    help: ArgumentHelp(
+      "Read settings from this file first (NAME=value lines: SL_NAME, SL_SOUNDCARD, SB_SERVER_IP, SB_EXTRA_ARGS, as in Debian's /etc/default/squeezelite); flags on the command line win.",
+      valueName: "file"))
+  var config: String?
+
+  @Flag(
+    help:
+      "Write the systemd unit (/etc/systemd/system/slimplay.service, with --user ~/.config/systemd/user) and a config file if there is none, then exit."
+  )
+  var createService = false
+
+  @Flag(help: "Print the systemd unit --create-service would write, and exit.")
+  var printService = false
+
+  @Flag(help: "With --create-service or --print-service: a user service instead of a system one.")
+  var user = false
+
+  @Option(help: ArgumentHelp("The binary the unit starts (default: this one).", visibility: .hidden))
+  var serviceExecutable: String?
+
   public init() {}
+
+  /// Entry point: `--config` expanded into flags, then parsed as usual.
+  public static func runFromCommandLine() -> Never {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    do {
+      main(try ConfigFile.expand(arguments) { message in printError("slimplay: \(message)") })
+    } catch {
+      printError("slimplay: \(error)")
+      Glibc.exit(64)
+    }
+    Glibc.exit(0)
+  }
+
+  static func printError(_ message: String) {
+    let text = message + "\n"
+    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+  }
 
   public mutating func validate() throws {
     _ = try settings()
+  }
+
+  private func service() throws {
+    let scope: ServiceUnit.Scope = user ? .user : .system
+    let executable = serviceExecutable ?? ServiceUnit.currentExecutable()
+    if printService {
+      let text = ServiceUnit.text(scope: scope, executable: executable)
+      _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+      return
+    }
+    let written: ServiceUnit.Written
+    do {
+      written = try ServiceUnit.install(
+        scope: scope, executable: executable, environment: Environment.current(["HOME", "XDG_CONFIG_HOME"]))
+    } catch {
+      Self.printError("slimplay: \(error)")
+      throw ExitCode.failure
+    }
+    let systemctl = user ? "systemctl --user" : "systemctl"
+    var text = "wrote \(written.unitPath)\n"
+    if let config = written.configPath { text += "wrote \(config)\n" }
+    text += "start it now and at every boot with: \(systemctl) daemon-reload && \(systemctl) enable --now slimplay\n"
+    _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
   }
 
   /// The validated settings the player runs with.
@@ -180,6 +272,23 @@ public struct SlimplayCommand: ParsableCommand {
     } catch {
       throw ValidationError(error.description)
     }
+    if volumeControl != nil && unmuteControl != nil {
+      throw ValidationError("-V and -U cannot be combined: one control does the volume, or none")
+    }
+    if let control = volumeControl ?? unmuteControl {
+      guard case .alsa(let output) = settings.output else {
+        throw ValidationError("-V and -U need an ALSA output (-o)")
+      }
+      settings.mixer = MixerSettings(
+        device: mixerDevice ?? ALSAMixer.device(forOutput: output), control: control,
+        role: volumeControl != nil ? .volume : .fullScale)
+    }
+    if listMixerControls {
+      guard case .alsa(let output) = settings.output else { throw ValidationError("-L needs an ALSA output (-o)") }
+      settings.listMixerDevice = mixerDevice ?? ALSAMixer.device(forOutput: output)
+    }
+    guard (1...99).contains(priority) else { throw ValidationError("invalid -p '\(priority)': must be 1-99") }
+    settings.realtimePriority = priority
     if let idleClose {
       guard idleClose >= 0 else { throw ValidationError("invalid -C '\(idleClose)': must be ≥ 0") }
       settings.idleCloseSeconds = idleClose
@@ -214,6 +323,10 @@ public struct SlimplayCommand: ParsableCommand {
   }
 
   public func run() throws {
+    if createService || printService {
+      try service()
+      return
+    }
     let settings = try settings()
     try PlayerRuntime(settings: settings).run()
   }

@@ -1,3 +1,3 @@
 import SlimplayCLI
 
-SlimplayCommand.main()
+SlimplayCommand.runFromCommandLine()

@@ -1,0 +1,81 @@
+import AudioOutput
+import Dispatch
+import Logging
+
+/// The mixer side of `-V` and `-U`, on a queue of its own: a mixer call may be a round trip to a
+/// sound server, which neither the control loop nor the output thread should wait for. The mixer
+/// is opened lazily and again after a failure, so a DAC that appears after start is picked up.
+public final class HardwareVolume: @unchecked Sendable {
+  public enum Role: Equatable, Sendable {
+    /// `-V`: the server's volume goes to this control.
+    case volume
+    /// `-U`: unmuted and set to full once; the player's own gain does the volume.
+    case fullScale
+  }
+
+  public let device: String
+  public let control: String
+  public let role: Role
+  private let queue = DispatchQueue(label: "slimplay.mixer")
+  private let logger: Logger
+  // On `queue` only.
+  private var mixer: ALSAMixer?
+  private var gain: (left: UInt32, right: UInt32)?
+  private var lastFailure: String?
+
+  public init(device: String, control: String, role: Role, logger: Logger) {
+    self.device = device
+    self.control = control
+    self.role = role
+    self.logger = logger
+  }
+
+  /// The server's 16.16 gains (`audg`), for the `-V` control.
+  public func setGain(left: UInt32, right: UInt32) {
+    queue.async { [self] in
+      gain = (left, right)
+      apply()
+    }
+  }
+
+  /// The output opened the device: a mixer that could not be opened before may be there now.
+  public func deviceOpened() {
+    queue.async { [self] in
+      if mixer == nil { apply() }
+    }
+  }
+
+  /// Waits for the settings queued so far (tests, shutdown).
+  public func settle() { queue.sync {} }
+
+  private func apply() {
+    guard let mixer = openMixer() else { return }
+    switch role {
+    case .volume:
+      guard let gain else { return }
+      mixer.setGain(left: gain.left, right: gain.right)
+      logger.debug("mixer \(device) \(control): gain \(gain.left)/\(gain.right) → raw \(mixer.rawValue())")
+    case .fullScale:
+      mixer.setToMaximum()
+      logger.info("mixer \(device) \(control): unmuted at full scale")
+    }
+  }
+
+  private func openMixer() -> ALSAMixer? {
+    if let mixer { return mixer }
+    do {
+      let opened = try ALSAMixer(device: device, control: control)
+      mixer = opened
+      lastFailure = nil
+      logger.info("mixer \(device) \(control): \(opened.scale)")
+      return opened
+    } catch {
+      // Logged once per distinct failure: a missing DAC at boot would otherwise fill the log.
+      if lastFailure != error.description {
+        logger.error("\(error.description); trying again when the output opens")
+        lastFailure = error.description
+      }
+      return nil
+    }
+  }
+}

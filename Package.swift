@@ -40,7 +40,7 @@ let package = Package(
       swiftSettings: strict),
 
     // Linux calls Swift's Glibc module does not export (eventfd, thread names).
-    .target(name: "CSupport"),
+    .target(name: "CSupport", linkerSettings: [.linkedLibrary("asound")]),
 
     // Lock-free rings and the shared audio types of the realtime path.
     .target(name: "AudioBuffers", dependencies: ["CSupport"], swiftSettings: strict),

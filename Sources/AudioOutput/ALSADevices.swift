@@ -1,10 +1,17 @@
 import CALSA
+import CSupport
 
 /// ALSA PCM names and what the hardware behind them supports.
 public enum ALSADevices {
   public struct Device: Equatable, Sendable {
     public var name: String
     public var description: String
+  }
+
+  /// Sends alsa-lib's own messages to `sink` instead of standard error, where a device retried
+  /// every second would print one each time.
+  public static func routeLibraryMessages(to sink: @convention(c) (UnsafePointer<CChar>?) -> Void) {
+    slimplay_alsa_set_message_sink(sink)
   }
 
   /// Playback PCMs from ALSA's name hints (what `aplay -L` shows).

@@ -85,6 +85,8 @@ public final class OutputPlayer: @unchecked Sendable {
   private var reportedDry = false
   /// When the device last took audio (CLOCK_MONOTONIC ns), for the idle close.
   private var lastWriteNanoseconds: UInt64 = 0
+  /// After a failed open, no new attempt before this time.
+  private var nextOpenAttempt: UInt64 = 0
   private let silence: UnsafeMutableBufferPointer<Int32>
   /// Scratch for crossfade mixing, one chunk long.
   let mix: UnsafeMutableBufferPointer<Int32>
@@ -299,6 +301,9 @@ public final class OutputPlayer: @unchecked Sendable {
     var fadeOut: (position: Int, frames: Int)?
     if let boundary = output.boundaries.peek() {
       if boundary.frame <= readFrame {
+        // The boundary stays queued until the device is open: a device that is absent now
+        // must not cost the track its start.
+        guard ensureOpen(rate: boundary.format.sampleRate) else { return }
         output.boundaries.pop()
         beginTrack(boundary)
         return
@@ -370,7 +375,6 @@ public final class OutputPlayer: @unchecked Sendable {
   }
 
   private func beginTrack(_ boundary: TrackBoundary) {
-    guard ensureOpen(rate: boundary.format.sampleRate) else { return }
     guard boundary.isNewTrack else { return }
     let wasPlaying = trackID >= 0
     treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
@@ -410,13 +414,21 @@ public final class OutputPlayer: @unchecked Sendable {
 
   private func ensureOpen(rate: Int) -> Bool {
     if device.isOpen && device.sampleRate == rate { return true }
+    // Once a second at most, however often frames arrive meanwhile.
+    let now = monotonicNanoseconds()
+    if now < nextOpenAttempt {
+      wakeup.wait(timeoutMilliseconds: Int32(max(1, (nextOpenAttempt - now) / 1_000_000)))
+      return false
+    }
     do {
       try device.open(sampleRate: rate)
       lastWriteNanoseconds = monotonicNanoseconds()
+      nextOpenAttempt = 0
       onEvent(.deviceOpened(sampleRate: rate))
       return true
     } catch {
       onEvent(.deviceFailed(error.description))
+      nextOpenAttempt = monotonicNanoseconds() + 1_000_000_000
       wakeup.wait(timeoutMilliseconds: 1000)
       return false
     }

@@ -112,6 +112,9 @@ public final class SlimProtoClient: @unchecked Sendable {
     }
   }
 
+  /// Connection attempts that failed in a row.
+  private var connectFailures = 0
+
   private func connect(to server: ServerAddress) {
     logger.info("connecting to \(server)")
     let serverTimeout = configuration.serverTimeout
@@ -136,6 +139,10 @@ public final class SlimProtoClient: @unchecked Sendable {
             return
           }
           self.channel = channel
+          if self.connectFailures > 1 {
+            self.logger.notice("reached \(server) after \(self.connectFailures) failed attempts")
+          }
+          self.connectFailures = 0
           // Small frames should leave at once; some sandboxes refuse the option to ordinary users,
           // which must not cost the connection.
           channel.setOption(.socketOption(.tcp_nodelay), value: 1).whenFailure { error in
@@ -147,7 +154,16 @@ public final class SlimProtoClient: @unchecked Sendable {
           }
           self.perform(self.machine.connectSucceeded())
         case .failure(let error):
-          self.logger.warning("cannot connect to \(server): \(error)")
+          // A server that is down (or boots after the player) would otherwise log a line per
+          // attempt: the first failure is a warning, then a reminder about once a minute.
+          self.connectFailures += 1
+          if self.connectFailures == 1 {
+            self.logger.warning("cannot connect to \(server): \(error); retrying")
+          } else if self.connectFailures % 60 == 0 {
+            self.logger.notice("still cannot connect to \(server) (\(self.connectFailures) attempts)")
+          } else {
+            self.logger.debug("cannot connect to \(server): \(error)")
+          }
           self.perform(self.machine.connectFailed())
         }
       }

@@ -25,6 +25,10 @@ struct PlayerRuntime {
     LoggingSystem.bootstrap { label in
       StderrLogHandler(label: label, level: logging.level(for: label))
     }
+    ALSADevices.routeLibraryMessages { message in
+      guard let message else { return }
+      alsaLibraryLogger.debug("alsa-lib: \(String(cString: message))")
+    }
     if settings.listDevices {
       listDevices()
       return
@@ -244,6 +248,9 @@ struct PlayerRuntime {
     _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
   }
 }
+
+/// alsa-lib's messages: details of failures slimplay reports itself.
+private let alsaLibraryLogger = Logger(label: LogConfiguration.Category.output.rawValue)
 
 enum Environment {
   static func current(_ names: [String]) -> [String: String] {

@@ -315,6 +315,8 @@ public struct SlimplayCommand: ParsableCommand {
         throw ValidationError("--control beyond loopback needs --control-token")
       }
       settings.control = ControlSettings(host: address.host, port: address.port, token: controlToken)
+    } else {
+      settings.control = nil
     }
     settings.offline = OfflineSettings(
       enabled: !noOffline, cacheDirectory: cacheDir, cacheMegabytes: cacheSize, prefetch: prefetch,

@@ -45,6 +45,22 @@ struct CommandLineTests {
     #expect(s.nameFile == "/var/lib/slimplay/name")
   }
 
+  @Test func controlOff() throws {
+    #expect(try settings([]).control == ControlSettings())
+    #expect(try settings(["--control", "off"]).control == nil)
+  }
+
+  @Test func mixerFlags() throws {
+    let volume = try settings(["-o", "hw:CARD=DAC,DEV=0", "-V", "Digital"])
+    #expect(volume.mixer == MixerSettings(device: "hw:CARD=DAC", control: "Digital", role: .volume))
+    let unmute = try settings(["-o", "pulse", "-U", "Master", "-O", "default"])
+    #expect(unmute.mixer == MixerSettings(device: "default", control: "Master", role: .fullScale))
+    #expect(throws: (any Error).self) { try settings(["-V", "A", "-U", "B"]) }
+    #expect(throws: (any Error).self) { try settings(["-o", "null", "-V", "A"]) }
+    #expect(try settings(["-p", "80"]).realtimePriority == 80)
+    #expect(throws: (any Error).self) { try settings(["-p", "0"]) }
+  }
+
   @Test func modelName() throws {
     #expect(try settings(["-M", "Den"]).modelName == "Den")
   }

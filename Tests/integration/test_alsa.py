@@ -2,37 +2,21 @@
 sink that the test starts, recorded from the sink's monitor."""
 
 import math
-import os
-import shutil
 import struct
 import subprocess
 import time
 
 import pytest
 
+from pulse import PulseServer
 from test_playback import MAC, events, lms_style_strm, mute_resp
 
 
 @pytest.fixture
 def pulse_sink(tmp_path):
-    assert shutil.which("pulseaudio") and shutil.which("parec"), "pulseaudio and pulseaudio-utils are needed"
-    folder = tmp_path / "pulse"
-    folder.mkdir()
-    socket_path = folder / "native"
-    env = dict(os.environ, PULSE_SERVER=f"unix:{socket_path}", HOME=str(folder), XDG_RUNTIME_DIR=str(folder))
-    daemon = subprocess.Popen(
-        ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
-         "-L", "module-null-sink sink_name=slimtest rate=44100",
-         "-L", f"module-native-protocol-unix socket={socket_path} auth-anonymous=1"],
-        env=env, stdout=subprocess.DEVNULL, stderr=open(folder / "pulse.log", "wb"),
-    )
-    deadline = time.monotonic() + 10
-    while not socket_path.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert socket_path.exists(), (folder / "pulse.log").read_text()
-    yield env
-    daemon.terminate()
-    daemon.wait(5)
+    pulse = PulseServer(tmp_path / "pulse").start()
+    yield pulse.env
+    pulse.stop()
 
 
 class Recorder:

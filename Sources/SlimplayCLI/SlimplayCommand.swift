@@ -189,6 +189,9 @@ public struct SlimplayCommand: ParsableCommand {
   @Option(help: ArgumentHelp("The binary the unit starts (default: this one).", visibility: .hidden))
   var serviceExecutable: String?
 
+  @Flag(help: ArgumentHelp("Print the config file template --create-service writes, and exit.", visibility: .hidden))
+  var printConfigTemplate = false
+
   public init() {}
 
   /// Entry point: `--config` expanded into flags, then parsed as usual.
@@ -325,6 +328,10 @@ public struct SlimplayCommand: ParsableCommand {
   }
 
   public func run() throws {
+    if printConfigTemplate {
+      _ = ServiceUnit.configTemplate.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+      return
+    }
     if createService || printService {
       try service()
       return

@@ -4,13 +4,16 @@ volume, and a clean exit on SIGTERM. Audio goes through a real ALSA path into Pu
 
 import json
 import math
+import shutil
 import signal
+import subprocess
 import time
 
 import pytest
 
 from lms import LoopbackServer, free_port
 from media import Capture
+from player import binary_path
 from pulse import PulseServer
 from test_playback import events, lms_style_strm, mute_resp
 
@@ -285,3 +288,34 @@ def test_sigterm_saves_the_position_closes_the_device_and_exits_cleanly(lms, sta
     index = json.loads((tmp_path / "cache" / "index.json").read_text())
     for entry in index["entries"]:
         assert (tmp_path / "cache" / f"{entry['key']}.audio").stat().st_size == entry["size"], entry
+
+
+# MARK: real-time priority
+
+
+def test_without_the_right_to_real_time_priority_the_output_runs_at_normal_priority(server, media, media_server,
+                                                                                   tmp_path):
+    """As the service grants CAP_SYS_NICE, a bare process may not have it: the player says so
+    and plays all the same."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("setpriv (util-linux) is needed")
+    flac = media.flac(media.tone("rt-a.wav", seconds=1, freq="440"))
+    log_path = tmp_path / "player.log"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            ["prlimit", "--rtprio=0", setpriv, "--bounding-set=-sys_nice", "--inh-caps=-sys_nice", binary_path(),
+             "-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "--control", "off", "-p", "60",
+             "--state-dir", str(tmp_path / "state"), "-d", "all=info"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            client = server.wait_for(lambda: server.player(MAC), timeout=5)
+            assert client, log_path.read_text()
+            mute_resp(server, client)
+            after = play(server, client, media_server, flac)
+            assert server.wait_for(lambda: any(s.event == "STMu" for s in server.recorder.stats[after:]), timeout=10)
+        finally:
+            process.terminate()
+            assert process.wait(5) == 0
+    text = log_path.read_text()
+    assert "no right to real-time priority 60; running at normal priority" in text, text

@@ -38,10 +38,11 @@ public final class HardwareVolume: @unchecked Sendable {
     }
   }
 
-  /// The output opened the device: a mixer that could not be opened before may be there now.
+  /// The output opened the device: a mixer that could not be opened before may be there now,
+  /// and `-U` sets its control to full again (something else may have turned it down).
   public func deviceOpened() {
     queue.async { [self] in
-      if mixer == nil { apply() }
+      if mixer == nil || role == .fullScale { apply() }
     }
   }
 
@@ -57,7 +58,7 @@ public final class HardwareVolume: @unchecked Sendable {
       logger.debug("mixer \(device) \(control): gain \(gain.left)/\(gain.right) → raw \(mixer.rawValue())")
     case .fullScale:
       mixer.setToMaximum()
-      logger.info("mixer \(device) \(control): unmuted at full scale")
+      logger.debug("mixer \(device) \(control): unmuted at full scale")
     }
   }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import AudioOutput
+import CSupport
 import Dispatch
 import LMSControl
 import LocalControl
@@ -132,6 +133,13 @@ struct PlayerRuntime {
       return source
     }
     client.start()
+    // Start-up runs code never needed again (argument parsing, set-up), and the kernel maps code
+    // in 64 KB blocks around each page used: once running, drop the program's code and constants
+    // from this process, so only what is used from then on comes back (from the page cache).
+    loop.scheduleTask(in: .seconds(2)) {
+      let bytes = slimplay_release_program_pages()
+      logger.debug("released \(bytes >> 10) KB of start-up code and constants")
+    }
     try client.stopped.wait()
     signals.forEach { $0.cancel() }
     try group.syncShutdownGracefully()

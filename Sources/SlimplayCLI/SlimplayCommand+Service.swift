@@ -1,0 +1,36 @@
+import ArgumentParser
+import AudioOutput
+import Logging
+import Playback
+import SlimConnection
+import SlimProto
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `--create-service` and `--print-service`.
+extension SlimplayCommand {
+  func service() throws {
+    let scope: ServiceUnit.Scope = user ? .user : .system
+    let executable = serviceExecutable ?? ServiceUnit.currentExecutable()
+    if printService {
+      let text = ServiceUnit.text(scope: scope, executable: executable)
+      _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+      return
+    }
+    let written: ServiceUnit.Written
+    do {
+      written = try ServiceUnit.install(
+        scope: scope, executable: executable, environment: Environment.current(["HOME", "XDG_CONFIG_HOME"]))
+    } catch {
+      Self.printError("slimplay: \(error)")
+      throw ExitCode.failure
+    }
+    let systemctl = user ? "systemctl --user" : "systemctl"
+    var text = "wrote \(written.unitPath)\n"
+    if let config = written.configPath { text += "wrote \(config)\n" }
+    text += "start it now and at every boot with: \(systemctl) daemon-reload && \(systemctl) enable --now slimplay\n"
+    _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+  }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import AudioOutput
+import Logging
+import Playback
+import SlimConnection
+import SlimProto
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Flags to validated settings: every check the command line gets, with the message it gives.
+extension SlimplayCommand {
+  /// The validated settings the player runs with.
+  public func settings() throws -> PlayerSettings {
+    var settings = PlayerSettings()
+    if let server {
+      guard let address = ServerAddress(parsing: server) else {
+        throw ValidationError("invalid -s '\(server)': expected host[:port]")
+      }
+      settings.server = address
+    }
+    guard let discovery = ServerAddress(parsing: discoverTo) else {
+      throw ValidationError("invalid --discover-to '\(discoverTo)': expected host[:port]")
+    }
+    settings.discoveryTarget = discovery
+    if let mac {
+      guard let address = MACAddress(mac) else {
+        throw ValidationError("invalid -m '\(mac)': expected six hex bytes like 00:11:22:33:44:55")
+      }
+      settings.mac = address
+    }
+    settings.name = name
+    settings.nameFile = nameFile
+    settings.stateDirectory = stateDir
+    settings.modelName = modelName
+    settings.output = OutputTarget(output)
+    settings.listDevices = listDevices
+    do {
+      if let outputParameters {
+        settings.outputParameters = try OutputParameters(
+          parsing: outputParameters, forStandardOutput: settings.output == .standardOutput)
+      }
+      if let buffers { settings.buffers = try BufferSizes(parsing: buffers) }
+      settings.codecs = try Codec.selection(include: codecs, exclude: excludedCodecs)
+      if let rates { settings.rates = try RateSpecification(parsing: rates) }
+      for item in logLevels { try settings.logging.apply(item) }
+    } catch {
+      throw ValidationError(error.description)
+    }
+    if volumeControl != nil && unmuteControl != nil {
+      throw ValidationError("-V and -U cannot be combined: one control does the volume, or none")
+    }
+    if let control = volumeControl ?? unmuteControl {
+      guard case .alsa(let output) = settings.output else {
+        throw ValidationError("-V and -U need an ALSA output (-o)")
+      }
+      settings.mixer = MixerSettings(
+        device: mixerDevice ?? ALSAMixer.device(forOutput: output), control: control,
+        role: volumeControl != nil ? .volume : .fullScale)
+    }
+    if listMixerControls {
+      guard case .alsa(let output) = settings.output else { throw ValidationError("-L needs an ALSA output (-o)") }
+      settings.listMixerDevice = mixerDevice ?? ALSAMixer.device(forOutput: output)
+    }
+    guard (1...99).contains(priority) else { throw ValidationError("invalid -p '\(priority)': must be 1-99") }
+    settings.realtimePriority = priority
+    if let idleClose {
+      guard idleClose >= 0 else { throw ValidationError("invalid -C '\(idleClose)': must be ≥ 0") }
+      settings.idleCloseSeconds = idleClose
+    }
+    guard serverTimeout >= 1 else { throw ValidationError("--server-timeout must be at least 1 s") }
+    settings.serverTimeoutSeconds = serverTimeout
+    settings.pidFile = pidFile
+    if let powerScript {
+      guard access(powerScript, X_OK) == 0 else { throw ValidationError("-S \(powerScript): not an executable file") }
+      settings.powerScript = powerScript
+    }
+    guard (0...15).contains(prefetch) else { throw ValidationError("--prefetch must be between 0 and 15") }
+    guard cacheSize >= 1 else { throw ValidationError("--cache-size must be at least 1 MB") }
+    if let lmsPort, !(1...65535).contains(lmsPort) { throw ValidationError("invalid --lms-port \(lmsPort)") }
+    if lmsPasswordFile != nil && lmsUser == nil {
+      throw ValidationError("--lms-password-file needs --lms-user")
+    }
+    if control != "off" {
+      guard let address = ServerAddress(parsing: control), address.port > 0 else {
+        throw ValidationError("invalid --control '\(control)': expected addr:port or off")
+      }
+      let loopback = address.host == "127.0.0.1" || address.host == "localhost" || address.host == "::1"
+      if !loopback && controlToken == nil {
+        throw ValidationError("--control beyond loopback needs --control-token")
+      }
+      settings.control = ControlSettings(host: address.host, port: address.port, token: controlToken)
+    } else {
+      settings.control = nil
+    }
+    settings.offline = OfflineSettings(
+      enabled: !noOffline, cacheDirectory: cacheDir, cacheMegabytes: cacheSize, prefetch: prefetch,
+      lmsPort: lmsPort, lmsUser: lmsUser, lmsPasswordFile: lmsPasswordFile)
+    return settings
+  }
+}

@@ -77,27 +77,36 @@ public final class ALSAMixer {
 
   deinit { snd_mixer_close(mixer) }
 
-  /// Sets the server's 16.16 gains (65536 = 0 dB; 0 = silent).
-  public func setGain(left: UInt32, right: UInt32) {
+  /// Sets the server's 16.16 gains (65536 = 0 dB; 0 = silent). False when the mixer is gone
+  /// (a DAC unplugged, a sound server restarted): it must be opened again.
+  @discardableResult
+  public func setGain(left: UInt32, right: UInt32) -> Bool {
     let muted = left == 0 && right == 0
+    var worst: Int32 = 0
     if snd_mixer_selem_has_playback_switch(element) != 0 {
-      snd_mixer_selem_set_playback_switch_all(element, muted ? 0 : 1)
+      worst = min(worst, snd_mixer_selem_set_playback_switch_all(element, muted ? 0 : 1))
     }
     if snd_mixer_selem_is_playback_mono(element) != 0 {
-      set(SND_MIXER_SCHN_MONO, gain: max(left, right))
+      worst = min(worst, set(SND_MIXER_SCHN_MONO, gain: max(left, right)))
     } else {
-      set(SND_MIXER_SCHN_FRONT_LEFT, gain: left)
-      set(SND_MIXER_SCHN_FRONT_RIGHT, gain: right)
+      worst = min(worst, set(SND_MIXER_SCHN_FRONT_LEFT, gain: left))
+      worst = min(worst, set(SND_MIXER_SCHN_FRONT_RIGHT, gain: right))
     }
+    return worst >= 0
   }
 
-  /// `-U`: unmuted and at full volume; the volume is then the player's own.
-  public func setToMaximum() {
-    if snd_mixer_selem_has_playback_switch(element) != 0 { snd_mixer_selem_set_playback_switch_all(element, 1) }
+  /// `-U`: unmuted and at full volume; the volume is then the player's own. False when the
+  /// mixer is gone.
+  @discardableResult
+  public func setToMaximum() -> Bool {
+    var switched: Int32 = 0
+    if snd_mixer_selem_has_playback_switch(element) != 0 {
+      switched = snd_mixer_selem_set_playback_switch_all(element, 1)
+    }
     var low = 0
     var high = 0
     snd_mixer_selem_get_playback_volume_range(element, &low, &high)
-    snd_mixer_selem_set_playback_volume_all(element, high)
+    return snd_mixer_selem_set_playback_volume_all(element, high) >= 0 && switched >= 0
   }
 
   /// The control's raw value on the left (or only) channel, as `amixer` shows it.
@@ -108,7 +117,7 @@ public final class ALSAMixer {
     return value
   }
 
-  private func set(_ channel: snd_mixer_selem_channel_id_t, gain: UInt32) {
+  private func set(_ channel: snd_mixer_selem_channel_id_t, gain: UInt32) -> Int32 {
     switch Self.setting(for: gain, scale: scale) {
     case .decibels(let hundredths):
       snd_mixer_selem_set_playback_dB(element, channel, hundredths, 1)

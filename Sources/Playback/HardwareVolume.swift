@@ -38,28 +38,36 @@ public final class HardwareVolume: @unchecked Sendable {
     }
   }
 
-  /// The output opened the device: a mixer that could not be opened before may be there now,
-  /// and `-U` sets its control to full again (something else may have turned it down).
+  /// The output opened the device: the mixer may be new (a DAC plugged in again, a sound server
+  /// restarted), so the setting is applied again; `-U` sets its control to full again too.
   public func deviceOpened() {
-    queue.async { [self] in
-      if mixer == nil || role == .fullScale { apply() }
-    }
+    queue.async { [self] in apply() }
   }
 
   /// Waits for the settings queued so far (tests, shutdown).
   public func settle() { queue.sync {} }
 
   private func apply() {
-    guard let mixer = openMixer() else { return }
+    // A mixer handle outlives its device: when setting fails, open it again and retry once.
+    for attempt in 0..<2 {
+      guard let mixer = openMixer() else { return }
+      if set(mixer) { return }
+      self.mixer = nil
+      if attempt == 0 { logger.notice("mixer \(device) \(control): gone; opening it again") }
+    }
+  }
+
+  private func set(_ mixer: ALSAMixer) -> Bool {
     switch role {
     case .volume:
-      guard let gain else { return }
-      mixer.setGain(left: gain.left, right: gain.right)
+      guard let gain else { return true }
+      guard mixer.setGain(left: gain.left, right: gain.right) else { return false }
       logger.debug("mixer \(device) \(control): gain \(gain.left)/\(gain.right) → raw \(mixer.rawValue())")
     case .fullScale:
-      mixer.setToMaximum()
+      guard mixer.setToMaximum() else { return false }
       logger.debug("mixer \(device) \(control): unmuted at full scale")
     }
+    return true
   }
 
   private func openMixer() -> ALSAMixer? {

@@ -319,3 +319,20 @@ def test_without_the_right_to_real_time_priority_the_output_runs_at_normal_prior
             assert process.wait(5) == 0
     text = log_path.read_text()
     assert "no right to real-time priority 60; running at normal priority" in text, text
+
+
+def test_mixer_reopened_after_the_sound_server_restarts(server, start_player, pulse):
+    """A DAC unplugged and plugged in again, or a sound server restarted: the mixer handle the
+    player held is stale; the next volume change opens the mixer again and lands."""
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "pulse", "-V", "Master",
+                          "-d", "output=info")
+    client = registered(server, player)
+    server.call(lambda: client.volume_set(80))
+    assert server.wait_for(lambda: pulse.sink_volume() == (56535, 56535), timeout=3), player.log()
+    pulse.stop()
+    pulse.start()
+    assert pulse.sink_volume() == (65536, 65536)
+    server.call(lambda: client.volume_set(50))
+    assert server.wait_for(lambda: pulse.sink_volume() == (43105, 43105), timeout=5), (
+        pulse.sink_volume(), player.log())
+    assert "gone; opening it again" in player.log()

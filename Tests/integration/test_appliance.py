@@ -142,6 +142,7 @@ def test_idle_close_releases_the_device_and_reopens_it_for_the_next_track(
     assert pulse.playback_streams() == 1, "open right after the end: -C waits 2 s"
     assert server.wait_for(lambda: pulse.playback_streams() == 0, timeout=5), player.log()
     idle = time.monotonic() - ended
+    print(f"device closed {idle:.2f} s after STMu with -C 2")
     assert 1.5 <= idle <= 4.5, idle
     assert "closed after 2 s idle" in player.log()
     # The next track opens it again and plays to its end.
@@ -160,8 +161,10 @@ def test_without_idle_close_the_device_stays_open_until_powered_off(server, star
     wait_for_end(server, player, after)
     time.sleep(3)
     assert pulse.playback_streams() == 1, player.log()
+    powered_off = time.monotonic()
     server.call(lambda: client.power(False))
     assert server.wait_for(lambda: pulse.playback_streams() == 0, timeout=3), player.log()
+    print(f"device closed {time.monotonic() - powered_off:.2f} s after power off")
     assert "closed (powered off)" in player.log()
     server.call(lambda: client.power(True))
     after = play(server, client, media_server, flac)

@@ -512,6 +512,48 @@ class Bench:
         return {"wall_s": wall, "cpu_s": cpu, "x_realtime_wall": seconds / wall, "x_realtime_cpu": seconds / cpu,
                 "exit": process.returncode}
 
+    def executed_functions(self, codec: Codec | None, seconds: float) -> dict[str, int]:
+        """The functions slimplay runs from start to stop, by mangled name (as the linker knows
+        them), with how often each was called (callgrind): playing `codec`, or with None only
+        starting, registering and stopping."""
+        binary = self.work / "slimplay.nodebug"
+        if not binary.exists():
+            run("strip", "--strip-debug", "-o", str(binary), self.args.slimplay)
+        out = self.work / f"order-{codec.key if codec else 'start'}.out"
+        valgrind = ["valgrind", "--tool=callgrind", "--fair-sched=yes", "--demangle=no", "--dump-instr=no",
+                    "--dump-line=no", f"--callgrind-out-file={out}"]
+        command = self.command("slimplay", ["-o", "-", "-a", str(codec.out_bits if codec else 16)])
+        binary_at = len(self.prefix)
+        command[binary_at] = str(binary)
+        running = self.start([*command[:binary_at], *valgrind, *command[binary_at:]], reader_rate=0)
+        os.chmod(self.work, 0o777)
+        try:
+            client = self.connect(running, MACS["slimplay"], timeout=120)
+            if codec:
+                self.prepare(client)
+                index = self.stats_count()
+                self.strm(client, codec, self.encoded(codec, seconds))
+                if not self.stat_after(index, "STMu", timeout=600, step=0.05):
+                    raise RuntimeError("callgrind run: no STMu")
+                time.sleep(6)  # heartbeats and status polls while stopped
+        finally:
+            self.stop(running, MACS["slimplay"])
+            os.chmod(self.work, 0o755)
+        # Names are compressed: "(id) name" the first time, "(id)" after.
+        names: dict[str, str] = {}
+        calls: dict[str, int] = {}
+        callee = None
+        for line in out.read_text(errors="replace").splitlines():
+            if line.startswith(("fn=(", "cfn=(")):
+                key, _, name = line.split("=", 1)[1].partition(" ")
+                if name:
+                    names[key] = name.strip()
+                calls.setdefault(names.get(key, key), 0)
+                callee = names.get(key) if line.startswith("cfn=") else None
+            elif line.startswith("calls=") and callee:
+                calls[callee] += int(line.split("=", 1)[1].split()[0])
+        return calls
+
     def callgrind(self, codec: Codec, seconds_list: tuple[float, float]) -> dict:
         """Instructions (callgrind Ir, whole process) of slimplay decoding with `-o -` unpaced."""
         # Valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: count on a copy without
@@ -745,6 +787,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (media, logs)")
+    parser.add_argument("--link-order", type=Path,
+                        help="instead of measuring, write the functions slimplay runs (callgrind) to this file for "
+                             "the linker: those that run while playing first, then start-up")
     args = parser.parse_args()
     if args.quick:
         args.runs, args.seconds, args.window, args.long_seconds = 1, 16, 2, 20
@@ -767,6 +812,30 @@ def main() -> None:
 
     def order(run_index: int) -> tuple[str, ...]:
         return PLAYERS if run_index % 2 == 0 else PLAYERS[::-1]
+
+    if args.link_order:
+        try:
+            progress("functions run to start, register and stop (callgrind)")
+            start = bench.executed_functions(None, 0)
+            playing: dict[str, int] = {}
+            for codec in CODECS:
+                progress(f"functions run while playing {codec.label} (callgrind)")
+                for name, count in bench.executed_functions(codec, 3).items():
+                    playing[name] = playing.get(name, 0) + count - start.get(name, 0)
+        finally:
+            bench.close()
+        defined = set(subprocess.run(["nm", "--defined-only", "--format=just-symbols", args.slimplay],
+                                     capture_output=True, text=True, check=True).stdout.split())
+        # What runs while playing (called more often than start-up alone calls it), most called
+        # first, then start-up: the kernel maps code in 64 KB blocks, so code that runs together
+        # should lie together.
+        hot = sorted((n for n, c in playing.items() if c > 0 and n in defined), key=lambda n: (-playing[n], n))
+        chosen = set(hot)
+        cold = sorted(n for n in set(start) | set(playing) if n in defined and n not in chosen)
+        args.link_order.write_text("".join(f"{name}\n" for name in hot + cold))
+        progress(f"{len(hot)} functions that run while playing, then {len(cold)} others, written to "
+                 f"{args.link_order}")
+        return
 
     def kbps(path: Path, seconds: float) -> float:
         return round(path.stat().st_size * 8 / seconds / 1000)

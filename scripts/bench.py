@@ -512,21 +512,32 @@ class Bench:
         return {"wall_s": wall, "cpu_s": cpu, "x_realtime_wall": seconds / wall, "x_realtime_cpu": seconds / cpu,
                 "exit": process.returncode}
 
+    def start_under_callgrind(self, out: Path, out_bits: int, options: list[str] | None = None) -> dict:
+        """slimplay under callgrind, `-o -` into an unpaced reader."""
+        # Valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: run a copy without
+        # debug information (same code, symbols kept).
+        binary = self.work / "slimplay.nodebug"
+        if not binary.exists():
+            run("strip", "--strip-debug", "-o", str(binary), self.args.slimplay)
+        # Fair scheduling: valgrind runs one thread at a time, and by default a thread that spins
+        # can keep the others from ever running.
+        valgrind = ["valgrind", "--tool=callgrind", "--fair-sched=yes", *(options or []),
+                    f"--callgrind-out-file={out}"]
+        command = self.command("slimplay", ["-o", "-", "-a", str(out_bits)])
+        binary_at = len(self.prefix)
+        command[binary_at] = str(binary)
+        # callgrind opens its output file at start, as the unprivileged user; the caller closes
+        # the folder again when the run is over.
+        os.chmod(self.work, 0o777)
+        return self.start([*command[:binary_at], *valgrind, *command[binary_at:]], reader_rate=0)
+
     def executed_functions(self, codec: Codec | None, seconds: float) -> dict[str, int]:
         """The functions slimplay runs from start to stop, by mangled name (as the linker knows
         them), with how often each was called (callgrind): playing `codec`, or with None only
         starting, registering and stopping."""
-        binary = self.work / "slimplay.nodebug"
-        if not binary.exists():
-            run("strip", "--strip-debug", "-o", str(binary), self.args.slimplay)
         out = self.work / f"order-{codec.key if codec else 'start'}.out"
-        valgrind = ["valgrind", "--tool=callgrind", "--fair-sched=yes", "--demangle=no", "--dump-instr=no",
-                    "--dump-line=no", f"--callgrind-out-file={out}"]
-        command = self.command("slimplay", ["-o", "-", "-a", str(codec.out_bits if codec else 16)])
-        binary_at = len(self.prefix)
-        command[binary_at] = str(binary)
-        running = self.start([*command[:binary_at], *valgrind, *command[binary_at:]], reader_rate=0)
-        os.chmod(self.work, 0o777)
+        running = self.start_under_callgrind(out, codec.out_bits if codec else 16,
+                                             ["--demangle=no", "--dump-instr=no", "--dump-line=no"])
         try:
             client = self.connect(running, MACS["slimplay"], timeout=120)
             if codec:
@@ -556,23 +567,11 @@ class Bench:
 
     def callgrind(self, codec: Codec, seconds_list: tuple[float, float]) -> dict:
         """Instructions (callgrind Ir, whole process) of slimplay decoding with `-o -` unpaced."""
-        # Valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: count on a copy without
-        # debug information (same code, symbols kept).
-        binary = self.work / "slimplay.nodebug"
-        if not binary.exists():
-            run("strip", "--strip-debug", "-o", str(binary), self.args.slimplay)
         totals, top, by_object = {}, {}, {}
         for seconds in seconds_list:
             path = self.encoded(codec, seconds)
             out = self.work / f"callgrind-{codec.key}-{seconds:g}.out"
-            # Fair scheduling: valgrind runs one thread at a time, and by default a thread that spins
-            # can keep the others from ever running.
-            valgrind = ["valgrind", "--tool=callgrind", "--fair-sched=yes", f"--callgrind-out-file={out}"]
-            command = self.command("slimplay", ["-o", "-", "-a", str(codec.out_bits)])
-            binary_at = len(self.prefix)
-            command[binary_at] = str(binary)
-            running = self.start([*command[:binary_at], *valgrind, *command[binary_at:]], reader_rate=0)
-            os.chmod(self.work, 0o777)
+            running = self.start_under_callgrind(out, codec.out_bits)
             try:
                 client = self.connect(running, MACS["slimplay"], timeout=120)
                 self.prepare(client)

@@ -236,7 +236,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     fetcher.close()
     fileStreamer.close()
     worker.park()
-    player.shutDown()
+    if !player.shutDown() {
+      logger.warning("output: \(deviceName) still blocked in a write after 2 s; exiting without closing it")
+    }
     hardwareVolume?.settle()
     tracks.removeAll()
     outputRunning = false

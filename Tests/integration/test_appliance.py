@@ -339,3 +339,20 @@ def test_mixer_reopened_after_the_sound_server_restarts(server, start_player, pu
     assert server.wait_for(lambda: pulse.sink_volume() == (43105, 43105), timeout=5), (
         pulse.sink_volume(), player.log())
     assert "gone; opening it again" in player.log()
+
+
+def test_sigterm_exits_even_when_the_output_is_blocked(server, start_player, media, media_server):
+    """`-o -` into a reader that stopped reading: the output thread is stuck in write(); the
+    player still exits on SIGTERM, promptly and cleanly."""
+    flac = media.flac(media.tone("blocked-a.wav", seconds=4, freq="440"))
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", "-d", "all=info",
+                          capture=True)  # stdout is a pipe nobody reads
+    client = registered(server, player)
+    play(server, client, media_server, flac)
+    assert server.wait_for(lambda: any(s.event == "STMs" for s in server.recorder.stats), timeout=5), player.log()
+    time.sleep(1)
+    asked = time.monotonic()
+    player.process.send_signal(signal.SIGTERM)
+    assert player.process.wait(6) == 0, player.log()
+    assert time.monotonic() - asked < 4
+    assert "still blocked in a write" in player.log()

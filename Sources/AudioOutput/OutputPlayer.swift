@@ -42,7 +42,7 @@ public final class OutputPlayer: @unchecked Sendable {
     case paused
   }
 
-  private struct Requests {
+  struct Requests {
     var start: StartCondition?
     var pause = false
     var stop = false
@@ -60,9 +60,9 @@ public final class OutputPlayer: @unchecked Sendable {
   let output: FrameOutput
   let device: any OutputDevice
   let configuration: Configuration
-  private let wakeup = Wakeup()
+  let wakeup = Wakeup()
   private let requests = Mutex(Requests())
-  private let acknowledged: UnsafeMutablePointer<sem_t>
+  let acknowledged: UnsafeMutablePointer<sem_t>
   private let position = Mutex(PlayPosition())
   /// Called on the output thread; keep it short (the engine hops to its event loop).
   let onEvent: @Sendable (OutputEvent) -> Void
@@ -84,9 +84,9 @@ public final class OutputPlayer: @unchecked Sendable {
   var trackID = -1
   private var reportedDry = false
   /// When the device last took audio (CLOCK_MONOTONIC ns), for the idle close.
-  private var lastWriteNanoseconds: UInt64 = 0
+  var lastWriteNanoseconds: UInt64 = 0
   /// After a failed open, no new attempt before this time.
-  private var nextOpenAttempt: UInt64 = 0
+  var nextOpenAttempt: UInt64 = 0
   private let silence: UnsafeMutableBufferPointer<Int32>
   /// Scratch for crossfade mixing, one chunk long.
   let mix: UnsafeMutableBufferPointer<Int32>
@@ -139,31 +139,6 @@ public final class OutputPlayer: @unchecked Sendable {
   public func setTreatment(_ treatment: TrackTreatment, forTrack trackID: Int) {
     treatments.withLock { $0[trackID] = treatment }
   }
-  /// Powered off (`aude 0`): stop using the device, so it is free and the DAC can sleep. It is
-  /// opened again when there is something to play.
-  public func closeDevice() { post { $0.closeDevice = .poweredOff } }
-
-  /// The player is exiting: stops, drops what is buffered and closes the device. The decoder
-  /// must be parked. False when the output thread did not get to it in time: a device write that
-  /// blocks (a stalled reader on `-o -`) must not keep the process from exiting.
-  @discardableResult
-  public func shutDown(timeoutMilliseconds: Int = 2000) -> Bool {
-    post {
-      $0.stop = true
-      $0.flushAll = true
-      $0.closeDevice = .shutdown
-      $0.acknowledge = true
-    }
-    var deadline = timespec()
-    clock_gettime(CLOCK_REALTIME, &deadline)
-    let nanoseconds = deadline.tv_nsec + timeoutMilliseconds % 1000 * 1_000_000
-    deadline.tv_sec += timeoutMilliseconds / 1000 + nanoseconds / 1_000_000_000
-    deadline.tv_nsec = nanoseconds % 1_000_000_000
-    while sem_timedwait(acknowledged, &deadline) != 0 {
-      if errno != EINTR { return false }
-    }
-    return true
-  }
   public func insertSilence(milliseconds: Int) { post { $0.silenceMilliseconds += milliseconds } }
   public func skip(milliseconds: Int) { post { $0.skipMilliseconds += milliseconds } }
 
@@ -193,7 +168,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Wakes the output thread because frames arrived (cheap when it is busy).
   public func framesAvailable() { wakeup.signal() }
 
-  private func post(_ change: (inout Requests) -> Void) {
+  func post(_ change: (inout Requests) -> Void) {
     requests.withLock { change(&$0) }
     wakeup.signalAlways()
   }
@@ -201,14 +176,9 @@ public final class OutputPlayer: @unchecked Sendable {
   // MARK: Output thread
 
   private func run() {
-    let idleClose = configuration.idleCloseSeconds.map { UInt64($0) * 1_000_000_000 }
     while true {
       applyRequests()
-      if let idleClose, device.isOpen, state != .running || reportedDry,
-        monotonicNanoseconds() - lastWriteNanoseconds >= idleClose
-      {
-        closeDevice(.idle(seconds: configuration.idleCloseSeconds ?? 0))
-      }
+      if state != .running || reportedDry { closeDeviceIfIdle() }
       switch state {
       case .stopped, .paused:
         wakeup.wait(timeoutMilliseconds: 1000)
@@ -277,13 +247,6 @@ public final class OutputPlayer: @unchecked Sendable {
     silenceFrames += pending.silenceMilliseconds * rate / 1000
     skipFrames += pending.skipMilliseconds * rate / 1000
     if pending.acknowledge { sem_post(acknowledged) }
-  }
-
-  private func closeDevice(_ reason: CloseReason) {
-    device.discardQueued()
-    device.close()
-    publish(running: false)
-    onEvent(.deviceClosed(reason))
   }
 
   private func isReady(_ condition: StartCondition) -> Bool {
@@ -422,41 +385,6 @@ public final class OutputPlayer: @unchecked Sendable {
     if output.freeFrames >= output.refillFrames, !output.decoderWaitsForInput { consumed.signal() }
   }
 
-  private func ensureOpen(rate: Int) -> Bool {
-    if device.isOpen && device.sampleRate == rate { return true }
-    // Once a second at most, however often frames arrive meanwhile.
-    let now = monotonicNanoseconds()
-    if now < nextOpenAttempt {
-      wakeup.wait(timeoutMilliseconds: Int32(max(1, (nextOpenAttempt - now) / 1_000_000)))
-      return false
-    }
-    do {
-      try device.open(sampleRate: rate)
-      lastWriteNanoseconds = monotonicNanoseconds()
-      nextOpenAttempt = 0
-      onEvent(.deviceOpened(sampleRate: rate))
-      return true
-    } catch {
-      onEvent(.deviceFailed(error.description))
-      nextOpenAttempt = monotonicNanoseconds() + 1_000_000_000
-      wakeup.wait(timeoutMilliseconds: 1000)
-      return false
-    }
-  }
-
-  func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
-    do {
-      let written = try device.write(samples, dither: dither)
-      lastWriteNanoseconds = monotonicNanoseconds()
-      return written
-    } catch {
-      device.close()
-      onEvent(.deviceFailed(error.description))
-      wakeup.wait(timeoutMilliseconds: 1000)
-      return nil
-    }
-  }
-
   func publish(running: Bool) {
     let delay = device.isOpen ? device.delayFrames() : 0
     let now = monotonicNanoseconds()
@@ -467,10 +395,4 @@ public final class OutputPlayer: @unchecked Sendable {
         sampleRate: rate, isRunning: running, trackStartFrame: trackStartFrame)
     }
   }
-}
-
-func monotonicNanoseconds() -> UInt64 {
-  var time = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &time)
-  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }

@@ -9,7 +9,7 @@ public final class HardwareVolume: @unchecked Sendable {
   public enum Role: Equatable, Sendable {
     /// `-V`: the server's volume goes to this control.
     case volume
-    /// `-U`: unmuted and set to full once; the player's own gain does the volume.
+    /// `-U`: unmuted and set to full at each open of the output; the player's own gain does the volume.
     case fullScale
   }
 

@@ -44,11 +44,11 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   var player: OutputPlayer!
   /// Where the SlimProto server is, for `strm s` with server IP 0.
   private let controlServer: () -> ServerAddress?
-  private let deviceName: String
+  let deviceName: String
   /// `-V` / `-U`: the DAC's mixer.
-  private let hardwareVolume: HardwareVolume?
+  let hardwareVolume: HardwareVolume?
   /// The last device failure logged, so a device that stays absent is not logged every second.
-  private var deviceFailure: (message: String, count: Int)?
+  var deviceFailure: (message: String, count: Int)?
 
   var tracks: [PlaybackTrack] = []
   var nextTrackID = 1
@@ -230,20 +230,6 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     reporter?.report(.flushed)
   }
 
-  /// The process is exiting: streams closed, the device closed (not left to the kernel), the
-  /// mixer's last setting applied.
-  public func shutDown() {
-    fetcher.close()
-    fileStreamer.close()
-    worker.park()
-    if !player.shutDown() {
-      logger.warning("output: \(deviceName) still blocked in a write after 2 s; exiting without closing it")
-    }
-    hardwareVolume?.settle()
-    tracks.removeAll()
-    outputRunning = false
-  }
-
   /// `strm f`: keep the track that plays, drop what was fetched after it.
   private func flushPrefetched() {
     guard let index = tracks.firstIndex(where: { !$0.started }) else {
@@ -311,36 +297,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       } else {
         reportEndOfPlaybackIfDrained()
       }
-    case .deviceOpened(let rate):
-      if let failure = deviceFailure {
-        logger.notice("output: \(deviceName) available after \(failure.count) failed attempts")
-        deviceFailure = nil
-      }
-      logger.info("output: \(deviceName) opened at \(rate) Hz")
-      hardwareVolume?.deviceOpened()
-    case .deviceFailed(let message):
-      // Retried every second: an absent or busy device is logged once, then every minute.
-      if let failure = deviceFailure, failure.message == message {
-        deviceFailure?.count += 1
-        if failure.count % 60 == 0 {
-          logger.warning("output: still failing (\(failure.count + 1) attempts): \(message)")
-        }
-      } else {
-        deviceFailure = (message, 1)
-        logger.error("output: \(message); retrying every second")
-      }
-    case .deviceClosed(let reason):
-      switch reason {
-      case .idle(let seconds): logger.info("output: \(deviceName) closed after \(seconds) s idle")
-      case .poweredOff: logger.info("output: \(deviceName) closed (powered off)")
-      case .shutdown: logger.info("output: \(deviceName) closed")
-      }
-    case .realtimePriority(let priority, let granted):
-      if granted {
-        logger.info("output thread: real-time priority \(priority) (SCHED_FIFO)")
-      } else {
-        logger.notice("output thread: no right to real-time priority \(priority); running at normal priority")
-      }
+    case .deviceOpened, .deviceFailed, .deviceClosed, .realtimePriority:
+      handleDeviceEvent(event)
     }
   }
 
@@ -402,50 +360,4 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   }
 
   // MARK: Helpers
-
-  /// Replay gain and channel flags of a `strm s`. Each inversion bit acts on its own channel
-  /// (squeezelite inverts only when both are set); both channel-select bits mean a mono mix.
-  static func treatment(for command: StreamCommand) -> TrackTreatment {
-    let flags = command.flags
-    let channels: ChannelMode
-    switch (flags.contains(.leftOnly), flags.contains(.rightOnly)) {
-    case (true, true): channels = .mono
-    case (true, false): channels = .leftOnly
-    case (false, true): channels = .rightOnly
-    case (false, false): channels = .stereo
-    }
-    let kind: Transition.Kind
-    switch command.transitionType {
-    case .none: kind = .none
-    case .crossfade, .immediateCrossfade: kind = .crossfade
-    case .fadeIn: kind = .fadeIn
-    case .fadeOut: kind = .fadeOut
-    case .fadeInOut: kind = .fadeOutIn
-    }
-    return TrackTreatment(
-      replayGain: command.value, channels: channels, invertLeft: flags.contains(.invertLeft),
-      invertRight: flags.contains(.invertRight),
-      transition: Transition(kind: kind, seconds: Int(min(command.transitionPeriod, 10))))
-  }
-
-  static func codec(for format: StreamCommand.Format) -> Decoders.Codec? {
-    switch format {
-    case .flac: .flac
-    case .mp3: .mp3
-    case .opus: .opus
-    case .pcm: .pcm
-    default: nil
-    }
-  }
-
-  /// The CLOCK_MONOTONIC time (ns) at which our jiffies clock reads `jiffies` next (or just read it).
-  static func monotonicTime(ofJiffies jiffies: UInt32) -> UInt64 {
-    let nowMs = MonotonicClock.milliseconds()
-    let base = nowMs & ~UInt64(0xffff_ffff)
-    var target = base | UInt64(jiffies)
-    // Pick the reading closest to now (the 32-bit clock wraps every 49.7 days).
-    if target + 0x8000_0000 < nowMs { target += 0x1_0000_0000 }
-    if target > nowMs + 0x8000_0000 { target -= 0x1_0000_0000 }
-    return target * 1_000_000
-  }
 }

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The device's life on the output thread: opened lazily at a track's rate and retried once a
+/// second, written with a note of when (for `-C`), closed when idle, powered off or exiting.
+extension OutputPlayer {
+  /// Powered off (`aude 0`): stop using the device, so it is free and the DAC can sleep. It is
+  /// opened again when there is something to play.
+  public func closeDevice() { post { $0.closeDevice = .poweredOff } }
+
+  /// The player is exiting: stops, drops what is buffered and closes the device. The decoder
+  /// must be parked. False when the output thread did not get to it in time: a device write that
+  /// blocks (a stalled reader on `-o -`) must not keep the process from exiting.
+  @discardableResult
+  public func shutDown(timeoutMilliseconds: Int = 2000) -> Bool {
+    post {
+      $0.stop = true
+      $0.flushAll = true
+      $0.closeDevice = .shutdown
+      $0.acknowledge = true
+    }
+    var deadline = timespec()
+    clock_gettime(CLOCK_REALTIME, &deadline)
+    let nanoseconds = deadline.tv_nsec + timeoutMilliseconds % 1000 * 1_000_000
+    deadline.tv_sec += timeoutMilliseconds / 1000 + nanoseconds / 1_000_000_000
+    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    while sem_timedwait(acknowledged, &deadline) != 0 {
+      if errno != EINTR { return false }
+    }
+    return true
+  }
+
+  /// `-C`: with nothing to play for the configured time, the device is closed.
+  func closeDeviceIfIdle() {
+    guard let seconds = configuration.idleCloseSeconds, device.isOpen,
+      monotonicNanoseconds() - lastWriteNanoseconds >= UInt64(seconds) * 1_000_000_000
+    else { return }
+    closeDevice(.idle(seconds: seconds))
+  }
+
+  func closeDevice(_ reason: CloseReason) {
+    device.discardQueued()
+    device.close()
+    publish(running: false)
+    onEvent(.deviceClosed(reason))
+  }
+
+  func ensureOpen(rate: Int) -> Bool {
+    if device.isOpen && device.sampleRate == rate { return true }
+    // Once a second at most, however often frames arrive meanwhile.
+    let now = monotonicNanoseconds()
+    if now < nextOpenAttempt {
+      wakeup.wait(timeoutMilliseconds: Int32(max(1, (nextOpenAttempt - now) / 1_000_000)))
+      return false
+    }
+    do {
+      try device.open(sampleRate: rate)
+      lastWriteNanoseconds = monotonicNanoseconds()
+      nextOpenAttempt = 0
+      onEvent(.deviceOpened(sampleRate: rate))
+      return true
+    } catch {
+      onEvent(.deviceFailed(error.description))
+      nextOpenAttempt = monotonicNanoseconds() + 1_000_000_000
+      wakeup.wait(timeoutMilliseconds: 1000)
+      return false
+    }
+  }
+
+  func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
+    do {
+      let written = try device.write(samples, dither: dither)
+      lastWriteNanoseconds = monotonicNanoseconds()
+      return written
+    } catch {
+      device.close()
+      onEvent(.deviceFailed(error.description))
+      wakeup.wait(timeoutMilliseconds: 1000)
+      return nil
+    }
+  }
+}
+
+func monotonicNanoseconds() -> UInt64 {
+  var time = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &time)
+  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+}

@@ -1,0 +1,58 @@
+import AudioOutput
+
+/// The output device as the engine sees it: what the output thread reports about opening,
+/// failing and closing it (logged without repeating a failure every second), the mixer kept in
+/// step, and the shutdown.
+extension StreamingEngine {
+  /// The process is exiting: streams closed, the device closed (not left to the kernel), the
+  /// mixer's last setting applied.
+  public func shutDown() {
+    fetcher.close()
+    fileStreamer.close()
+    worker.park()
+    if !player.shutDown() {
+      logger.warning("output: \(deviceName) still blocked in a write after 2 s; exiting without closing it")
+    }
+    hardwareVolume?.settle()
+    tracks.removeAll()
+    outputRunning = false
+  }
+
+  /// On the control loop.
+  func handleDeviceEvent(_ event: OutputEvent) {
+    switch event {
+    case .deviceOpened(let rate):
+      if let failure = deviceFailure {
+        logger.notice("output: \(deviceName) available after \(failure.count) failed attempts")
+        deviceFailure = nil
+      }
+      logger.info("output: \(deviceName) opened at \(rate) Hz")
+      hardwareVolume?.deviceOpened()
+    case .deviceFailed(let message):
+      // Retried every second: an absent or busy device is logged once, then every minute.
+      if let failure = deviceFailure, failure.message == message {
+        deviceFailure?.count += 1
+        if failure.count % 60 == 0 {
+          logger.warning("output: still failing (\(failure.count + 1) attempts): \(message)")
+        }
+      } else {
+        deviceFailure = (message, 1)
+        logger.error("output: \(message); retrying every second")
+      }
+    case .deviceClosed(let reason):
+      switch reason {
+      case .idle(let seconds): logger.info("output: \(deviceName) closed after \(seconds) s idle")
+      case .poweredOff: logger.info("output: \(deviceName) closed (powered off)")
+      case .shutdown: logger.info("output: \(deviceName) closed")
+      }
+    case .realtimePriority(let priority, let granted):
+      if granted {
+        logger.info("output thread: real-time priority \(priority) (SCHED_FIFO)")
+      } else {
+        logger.notice("output thread: no right to real-time priority \(priority); running at normal priority")
+      }
+    case .trackStarted, .ranDry:
+      break
+    }
+  }
+}

@@ -167,6 +167,52 @@ class PacedMediaServer:
         self.httpd.server_close()
 
 
+def names_in_shared_sections(binary: Path) -> set[str]:
+    """Function names defined, in any of the objects linked into `binary`, in a section holding
+    more than one function (a plain `.text`): the linker can only move such a section whole."""
+    build = binary.resolve().parent
+    inputs = [Path(line.strip().strip('"')) for line in
+              (build / f"{binary.name}.product" / "Objects.LinkFileList").read_text().splitlines() if line.strip()]
+    swiftc = shutil.which("swiftc")
+    if swiftc:
+        inputs += sorted((Path(swiftc).resolve().parents[1] / "lib" / "swift_static" / "linux").glob("*.a"))
+    names: set[str] = set()
+    for path in inputs:
+        if not path.exists():
+            continue
+        text = subprocess.run(["readelf", "-W", "-S", "-s", str(path)], capture_output=True, text=True,
+                              errors="replace").stdout
+        plain: set[str] = set()  # indices of plain .text sections in the current member
+        for line in text.splitlines():
+            fields = line.split()
+            if line.startswith("File: "):
+                plain = set()
+            elif line.lstrip().startswith("[") and len(fields) > 2 and "]" in line:
+                index, _, rest = line.lstrip()[1:].partition("]")
+                section = rest.split()
+                if section and section[0] == ".text":
+                    plain.add(index.strip())
+            elif len(fields) == 8 and fields[3] == "FUNC" and fields[6] in plain:
+                names.add(fields[7])
+    return names
+
+
+def direct_callees(binary: Path) -> dict[str, set[str]]:
+    """For each function in `binary`, the functions it calls, jumps to or takes the address of."""
+    text = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "--no-addresses", "-j", ".text", str(binary)],
+                          capture_output=True, text=True, errors="replace", check=True).stdout
+    callees: dict[str, set[str]] = {}
+    current: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith("<") and line.endswith(">:"):
+            current = callees.setdefault(line[1:-2], set())
+        elif "<" in line and ("call" in line or "jmp" in line or "lea" in line):
+            target = line[line.rindex("<") + 1:line.rindex(">")] if line.rstrip().endswith(">") else ""
+            if target and "+0x" not in target and "@plt" not in target:
+                current.add(target)
+    return callees
+
+
 # --- the bench ----------------------------------------------------------------------------------
 
 
@@ -556,7 +602,7 @@ class Bench:
         callee = None
         for line in out.read_text(errors="replace").splitlines():
             if line.startswith(("fn=(", "cfn=(")):
-                key, _, name = line.split("=", 1)[1].partition(" ")
+                key, _, name = line.strip().split("=", 1)[1].partition(" ")
                 if name:
                     names[key] = name.strip()
                 calls.setdefault(names.get(key, key), 0)
@@ -564,6 +610,52 @@ class Bench:
             elif line.startswith("calls=") and callee:
                 calls[callee] += int(line.split("=", 1)[1].split()[0])
         return calls
+
+    def profiled_functions(self, binary: Path, codec: Codec | None, output: str, seconds: float) -> dict[str, int]:
+        """Every Swift function an instrumented slimplay (`-profile-generate`) can count, with how
+        often it was entered (0: never), running at full speed: callgrind's slow motion changes which paths the network
+        and timer code take, and those paths count too. `codec` None: only start, register and
+        stop; `output` "null" plays at real time, "-" unpaced."""
+        folder = self.work / f"profile-{codec.key if codec else 'start'}-{'null' if output == 'null' else 'stdout'}"
+        folder.mkdir()
+        os.chmod(folder, 0o777)
+        command = self.command("slimplay", ["-o", output] if output == "null" else ["-o", "-", "-a", "24"])
+        command[len(self.prefix)] = str(binary)
+        previous = os.environ.get("LLVM_PROFILE_FILE")
+        os.environ["LLVM_PROFILE_FILE"] = str(folder / "%p.profraw")
+        try:
+            running = self.start(command, reader_rate=None if output == "null" else 0)
+        finally:
+            if previous is None:
+                del os.environ["LLVM_PROFILE_FILE"]
+            else:
+                os.environ["LLVM_PROFILE_FILE"] = previous
+        try:
+            client = self.connect(running, MACS["slimplay"])
+            if codec:
+                self.prepare(client)
+                index = self.stats_count()
+                self.strm(client, codec, self.encoded(codec, seconds))
+                if not self.stat_after(index, "STMu", timeout=seconds + 30, step=0.05):
+                    raise RuntimeError("profiled run: no STMu")
+            time.sleep(4)  # heartbeats and status polls while stopped
+        finally:
+            self.stop(running, MACS["slimplay"])
+        merged = folder / "merged.txt"
+        # The toolchain's own llvm-profdata: the raw format follows the compiler's version.
+        profdata = Path(shutil.which("swiftc") or "swiftc").resolve().parent / "llvm-profdata"
+        run(str(profdata), "merge", "--text", "-o", str(merged), *map(str, folder.glob("*.profraw")))
+        counts: dict[str, int] = {}
+        for block in merged.read_text(errors="replace").split("\n\n"):
+            lines = block.strip().splitlines()
+            if "# Counter Values:" not in lines or lines[0].startswith("#"):
+                continue
+            values = lines[lines.index("# Counter Values:") + 1:]
+            # Private functions carry their file: "path:$s…".
+            name = lines[0][lines[0].find(":$") + 1:] if ":$" in lines[0] else lines[0]
+            if values and values[0].strip().isdigit():
+                counts[name] = counts.get(name, 0) + int(values[0])
+        return counts
 
     def callgrind(self, codec: Codec, seconds_list: tuple[float, float]) -> dict:
         """Instructions (callgrind Ir, whole process) of slimplay decoding with `-o -` unpaced."""
@@ -786,6 +878,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (media, logs)")
+    parser.add_argument("--profiled-slimplay", type=Path,
+                        help="with --link-order: a build of slimplay with -profile-generate, run at full speed")
     parser.add_argument("--link-order", type=Path,
                         help="instead of measuring, write the functions slimplay runs (callgrind) to this file for "
                              "the linker: those that run while playing first, then start-up")
@@ -821,19 +915,67 @@ def main() -> None:
                 progress(f"functions run while playing {codec.label} (callgrind)")
                 for name, count in bench.executed_functions(codec, 3).items():
                     playing[name] = playing.get(name, 0) + count - start.get(name, 0)
+            profiled_start: dict[str, int] = {}
+            profiled_playing: dict[str, int] = {}
+            if args.profiled_slimplay:
+                progress("functions run to start, register and stop (instrumented build)")
+                profiled_start = bench.profiled_functions(args.profiled_slimplay, None, "null", 0)
+                for codec in CODECS:
+                    for output in ("null", "-"):
+                        progress(f"functions run while playing {codec.label} to -o {output} (instrumented build)")
+                        for name, count in bench.profiled_functions(args.profiled_slimplay, codec, output, 5).items():
+                            profiled_playing[name] = profiled_playing.get(name, 0) + count - profiled_start.get(name, 0)
         finally:
             bench.close()
         defined = set(subprocess.run(["nm", "--defined-only", "--format=just-symbols", args.slimplay],
                                      capture_output=True, text=True, check=True).stdout.split())
+        shared = names_in_shared_sections(Path(args.slimplay))
         # What runs while playing (called more often than start-up alone calls it), most called
         # first, then start-up: the kernel maps code in 64 KB blocks, so code that runs together
-        # should lie together.
+        # should lie together. Callgrind counts every function, the runtime's too, but in slow
+        # motion; the instrumented build sees the paths taken at full speed (Swift functions
+        # only, with their partial-apply thunks and merged copies).
         hot = sorted((n for n, c in playing.items() if c > 0 and n in defined), key=lambda n: (-playing[n], n))
         chosen = set(hot)
+
+        def add(names: list[str]) -> None:
+            for name in names:
+                if name in defined and name not in chosen:
+                    hot.append(name)
+                    chosen.add(name)
+
+        def with_thunks(names: list[str]) -> list[str]:
+            """The names with their partial-apply thunks and merged copies."""
+            return [variant for n in names for variant in (n, n + "TA", n + "Tm", n + "TATm")]
+
+        add(with_thunks(sorted((n for n, c in profiled_playing.items() if c > 0),
+                               key=lambda n: (-profiled_playing[n], n))))
+        # Neither source sees every helper the compiler makes (outlined copies, value witnesses,
+        # specialisations, witness thunks) when the fast path takes it: a helper called directly
+        # from code that runs is taken to run too. The instrumented build says for certain which
+        # of its own functions never ran; those are not followed.
+        if profiled_playing:
+            never = {n for n in set(profiled_start) | set(profiled_playing)
+                     if profiled_start.get(n, 0) + max(profiled_playing.get(n, 0), 0) == 0}
+            callees = direct_callees(Path(args.slimplay))
+            frontier = list(hot)
+            for _ in range(3):
+                found = [c for n in frontier for c in sorted(callees.get(n, ()))
+                         if c not in chosen and c not in never and c not in shared and c not in start]
+                add(found)
+                frontier = found
         cold = sorted(n for n in set(start) | set(playing) if n in defined and n not in chosen)
-        args.link_order.write_text("".join(f"{name}\n" for name in hot + cold))
-        progress(f"{len(hot)} functions that run while playing, then {len(cold)} others, written to "
-                 f"{args.link_order}")
+        listed = chosen | set(cold)
+        cold += [n for n in with_thunks(sorted(n for n, c in profiled_start.items() if c > 0))
+                 if n in defined and n not in listed]
+        # A name that is also defined in an object's one big `.text` (a Swift runtime library, or
+        # a local name many objects share) would pull that whole section to its place: those
+        # names come last, so the big sections follow the ordered functions instead of splitting
+        # them.
+        names = list(dict.fromkeys([n for n in hot + cold if n not in shared] + [n for n in hot + cold if n in shared]))
+        args.link_order.write_text("".join(f"{name}\n" for name in names))
+        progress(f"{len(hot)} functions that run while playing, then {len(cold)} others "
+                 f"({sum(n in shared for n in names)} in shared sections, last), written to {args.link_order}")
         return
 
     def kbps(path: Path, seconds: float) -> float:

@@ -23,15 +23,44 @@ int slimplay_set_pipe_size(int fd, int size) {
     return fcntl(fd, F_SETPIPE_SZ, size);
 }
 
+#include <elf.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+// An object whose code the loader patched (text relocations) holds private, modified copies of
+// those pages: dropping them would lose the patches.
+static int has_text_relocations(const struct dl_phdr_info *info) {
+  for (int index = 0; index < info->dlpi_phnum; index++) {
+    const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
+    if (segment->p_type != PT_DYNAMIC) continue;
+    for (const ElfW(Dyn) *entry = (const ElfW(Dyn) *)(info->dlpi_addr + segment->p_vaddr); entry->d_tag != DT_NULL;
+         entry++) {
+      if (entry->d_tag == DT_TEXTREL) return 1;
+      if (entry->d_tag == DT_FLAGS && (entry->d_un.d_val & DF_TEXTREL)) return 1;
+    }
+  }
+  return 0;
+}
+
+// The vDSO is the kernel's own mapping, not a file.
+static int is_vdso(const struct dl_phdr_info *info) {
+  uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+  for (int index = 0; vdso != 0 && index < info->dlpi_phnum; index++) {
+    const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
+    uintptr_t start = info->dlpi_addr + segment->p_vaddr;
+    if (segment->p_type == PT_LOAD && vdso >= start && vdso < start + segment->p_memsz) return 1;
+  }
+  return 0;
+}
+
 static int release_read_only_segments(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
-  // The first object reported is the program itself.
   long page = sysconf(_SC_PAGESIZE);
   long *released = data;
+  if (is_vdso(info)) return 0;
+  if (has_text_relocations(info)) return 0;
   for (int index = 0; index < info->dlpi_phnum; index++) {
     const ElfW(Phdr) *segment = &info->dlpi_phdr[index];
     if (segment->p_type != PT_LOAD || (segment->p_flags & PF_W)) continue;
@@ -42,7 +71,7 @@ static int release_read_only_segments(struct dl_phdr_info *info, size_t size, vo
     end &= ~(uintptr_t)(page - 1);
     if (end > start && madvise((void *)start, end - start, MADV_DONTNEED) == 0) *released += (long)(end - start);
   }
-  return 1;
+  return 0;
 }
 
 long slimplay_release_program_pages(void) {

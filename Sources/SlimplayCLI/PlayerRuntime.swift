@@ -1,7 +1,6 @@
 import ArgumentParser
 import AudioOutput
 import CSupport
-import Dispatch
 import LMSControl
 import LocalControl
 import Logging
@@ -22,6 +21,7 @@ struct PlayerRuntime {
   let settings: PlayerSettings
 
   func run() throws {
+    ShutdownSignals.block()
     let logging = settings.logging
     LoggingSystem.bootstrap { label in
       StderrLogHandler(label: label, level: logging.level(for: label))
@@ -117,31 +117,24 @@ struct PlayerRuntime {
 
     let coordinator = offlineCoordinator
     let control = controlServer
-    let signals = [SIGINT, SIGTERM].map { number in
-      signal(number, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-      source.setEventHandler {
-        logger.notice("signal \(number): shutting down")
-        loop.execute {
-          coordinator?.shutDown()
-          streamingEngine.shutDown()
-          control?.stop()
-          client.stop()
-        }
-      }
-      source.resume()
-      return source
-    }
     client.start()
     // Start-up runs code never needed again (argument parsing, set-up), and the kernel maps code
-    // in 64 KB blocks around each page used: once running, drop the program's code and constants
-    // from this process, so only what is used from then on comes back (from the page cache).
+    // in 64 KB blocks around each page used; loading the libraries reads their symbol tables once.
+    // Once running, drop the code and constants of the program and its libraries from this
+    // process, so only what is used from then on comes back (from the page cache).
     loop.scheduleTask(in: .seconds(2)) {
       let bytes = slimplay_release_program_pages()
       logger.debug("released \(bytes >> 10) KB of start-up code and constants")
     }
+    let number = ShutdownSignals.next()
+    logger.notice("signal \(number): shutting down")
+    loop.execute {
+      coordinator?.shutDown()
+      streamingEngine.shutDown()
+      control?.stop()
+      client.stop()
+    }
     try client.stopped.wait()
-    signals.forEach { $0.cancel() }
     try group.syncShutdownGracefully()
   }
 

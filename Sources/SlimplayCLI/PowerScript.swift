@@ -32,7 +32,12 @@ final class PowerScript: @unchecked Sendable {
     let arguments = [path, argument]
     var argv = arguments.map { strdup($0) } + [nil]
     defer { argv.forEach { free($0) } }
-    let result = posix_spawn(&pid, path, nil, nil, &argv, environ)
+    // The player blocks SIGINT and SIGTERM in every thread; the script gets the defaults.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    ShutdownSignals.resetForChild(&attributes)
+    let result = posix_spawn(&pid, path, nil, &attributes, &argv, environ)
     guard result == 0 else {
       logger.error("power script \(path) \(argument): cannot start it: \(String(cString: strerror(result)))")
       return

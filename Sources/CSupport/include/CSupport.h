@@ -15,8 +15,9 @@ int slimplay_queued_bytes(int fd);
 /// Sets a pipe's capacity (F_SETPIPE_SZ); returns the size granted, or -1 (not a pipe).
 int slimplay_set_pipe_size(int fd, int size);
 
-/// Unmaps the pages of the program's read-only segments (code, constants) from this process;
-/// they fault back from the page cache when next used. Returns the bytes covered.
+/// Unmaps the pages of the read-only segments (code, constants) of the program and of every
+/// library it loaded from this process; they fault back from the page cache when next used.
+/// Objects with text relocations and the vDSO are left alone. Returns the bytes covered.
 long slimplay_release_program_pages(void);
 
 /// Sends alsa-lib's own messages (otherwise printed to stderr on every failed open) to `sink`,

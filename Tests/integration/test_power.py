@@ -34,3 +34,19 @@ def test_a_missing_power_script_is_refused_at_start(start_player, tmp_path):
         time.sleep(0.05)
     assert not player.alive
     assert "not an executable file" in player.log()
+
+
+def test_the_power_script_starts_with_default_signal_handling(server, start_player, tmp_path):
+    """The player takes SIGINT/SIGTERM by blocking them in all its threads; a script it starts
+    must not inherit that mask (it could then never be stopped by SIGTERM)."""
+    status = tmp_path / "status"
+    script = tmp_path / "amp.sh"
+    script.write_text(f"#!/bin/sh\ngrep -E '^Sig(Blk|Ign):' /proc/$$/status > {status}.part && mv {status}.part {status}\n")
+    script.chmod(0o755)
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "-S", str(script))
+    assert server.wait_for(status.exists, timeout=5), player.log()
+    masks = dict(line.split(":") for line in status.read_text().splitlines())
+    for signal_number in (2, 15):  # SIGINT, SIGTERM
+        bit = 1 << (signal_number - 1)
+        assert int(masks["SigBlk"], 16) & bit == 0, masks
+        assert int(masks["SigIgn"], 16) & bit == 0, masks

@@ -83,6 +83,13 @@ public final class OutputPlayer: @unchecked Sendable {
   var trackStartFrame = 0
   var trackID = -1
   private var reportedDry = false
+  /// While the output has run dry: how many bytes must be buffered before a commit wakes it (0:
+  /// any commit does). When the decoder is the bottleneck (a fast reader on `-o -`, a stream that
+  /// arrives at play speed), resuming from a write's worth instead of from every decoded block
+  /// spares a wake-up, a short write and a dry report per block.
+  private let dryWakeBytes = Atomic<Int>(0)
+  /// What the output waits for after running dry (at most half the ring).
+  static let dryResumeFrames = 8192
   /// When the device last took audio (CLOCK_MONOTONIC ns), for the idle close.
   var lastWriteNanoseconds: UInt64 = 0
   /// After a failed open, no new attempt before this time.
@@ -165,8 +172,13 @@ public final class OutputPlayer: @unchecked Sendable {
 
   public func currentPosition() -> PlayPosition { position.withLock { $0 } }
 
-  /// Wakes the output thread because frames arrived (cheap when it is busy).
-  public func framesAvailable() { wakeup.signal() }
+  /// Wakes the output thread because frames arrived (cheap when it is busy). Run dry, it waits
+  /// for `dryResumeFrames` or a track boundary, or its 20 ms timeout.
+  public func framesAvailable() {
+    let wanted = dryWakeBytes.load(ordering: .acquiring)
+    guard wanted == 0 || output.ring.fill >= wanted || output.boundaries.count > 0 else { return }
+    wakeup.signal()
+  }
 
   func post(_ change: (inout Requests) -> Void) {
     requests.withLock { change(&$0) }
@@ -316,7 +328,10 @@ public final class OutputPlayer: @unchecked Sendable {
         reportedDry = true
         onEvent(.ranDry)
       }
-      wakeup.wait(timeoutMilliseconds: 20) { output.ring.fill == 0 && output.boundaries.peek() == nil }
+      let resumeBytes = min(Self.dryResumeFrames * OutputFrames.bytesPerFrame, output.ring.capacity / 2)
+      dryWakeBytes.store(resumeBytes, ordering: .releasing)
+      wakeup.wait(timeoutMilliseconds: 20) { output.ring.fill < resumeBytes && output.boundaries.peek() == nil }
+      dryWakeBytes.store(0, ordering: .releasing)
       return
     }
     reportedDry = false

@@ -250,14 +250,15 @@ class Bench:
             return [*self.prefix, self.args.slimplay, "--state-dir", str(self.state_dir), *common, *output]
         return [*self.prefix, self.args.squeezelite, *common, *output]
 
-    def start(self, command: list[str], reader_rate: float | None) -> dict:
-        """Starts a player; with a reader rate, its stdout goes to a reader process (0 = unpaced)."""
+    def start(self, command: list[str], reader_rate: float | None, env: dict[str, str] | None = None) -> dict:
+        """Starts a player; with a reader rate, its stdout goes to a reader process (0 = unpaced).
+        `env`: added to this process's environment."""
         self.counter += 1
         log = open(self.logs / f"{self.counter:03d}-{Path(command[len(self.prefix)]).name}.log", "wb")
         report = self.work / f"reader-{self.counter}.json"
         started = time.monotonic()
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stderr=log,
+            command, stdin=subprocess.DEVNULL, stderr=log, env={**os.environ, **(env or {})},
             stdout=subprocess.PIPE if reader_rate is not None else subprocess.DEVNULL,
         )
         reader = None
@@ -568,23 +569,16 @@ class Bench:
 
     def profiled_functions(self, binary: Path, codec: Codec | None, output: str, seconds: float) -> dict[str, int]:
         """Every Swift function an instrumented slimplay (`-profile-generate`) can count, with how
-        often it was entered (0: never), running at full speed: callgrind's slow motion changes which paths the network
-        and timer code take, and those paths count too. `codec` None: only start, register and
-        stop; `output` "null" plays at real time, "-" unpaced."""
+        often it was entered (0: never), running at full speed: callgrind's slow motion changes
+        which paths the network and timer code take, and those paths count too. `codec` None: only
+        start, register and stop; `output` "null" plays at real time, "-" unpaced."""
         folder = self.work / f"profile-{codec.key if codec else 'start'}-{'null' if output == 'null' else 'stdout'}"
         folder.mkdir()
         os.chmod(folder, 0o777)
         command = self.command("slimplay", ["-o", output] if output == "null" else ["-o", "-", "-a", "24"])
         command[len(self.prefix)] = str(binary)
-        previous = os.environ.get("LLVM_PROFILE_FILE")
-        os.environ["LLVM_PROFILE_FILE"] = str(folder / "%p.profraw")
-        try:
-            running = self.start(command, reader_rate=None if output == "null" else 0)
-        finally:
-            if previous is None:
-                del os.environ["LLVM_PROFILE_FILE"]
-            else:
-                os.environ["LLVM_PROFILE_FILE"] = previous
+        running = self.start(command, reader_rate=None if output == "null" else 0,
+                             env={"LLVM_PROFILE_FILE": str(folder / "%p.profraw")})
         try:
             client = self.connect(running, MACS["slimplay"])
             if codec:

@@ -63,7 +63,7 @@ public final class OutputPlayer: @unchecked Sendable {
   let wakeup = Wakeup()
   private let requests = Mutex(Requests())
   let acknowledged: UnsafeMutablePointer<sem_t>
-  private let position = Mutex(PlayPosition())
+  let position = Mutex(PlayPosition())
   /// Called on the output thread; keep it short (the engine hops to its event loop).
   let onEvent: @Sendable (OutputEvent) -> Void
   /// Signalled when frames were consumed, so the decoder can refill.
@@ -136,41 +136,7 @@ public final class OutputPlayer: @unchecked Sendable {
     }
   }
 
-  // MARK: Control side (any thread)
-
-  public func start(_ condition: StartCondition) { post { $0.start = condition } }
-  public func pause() { post { $0.pause = true } }
-  public func setGain(left: UInt32, right: UInt32) { post { $0.gain = (left, right) } }
-
-  /// Replay gain, channel mode and polarity for a track, applied from its first frame.
-  public func setTreatment(_ treatment: TrackTreatment, forTrack trackID: Int) {
-    treatments.withLock { $0[trackID] = treatment }
-  }
-  public func insertSilence(milliseconds: Int) { post { $0.silenceMilliseconds += milliseconds } }
-  public func skip(milliseconds: Int) { post { $0.skipMilliseconds += milliseconds } }
-
-  /// Stops and drops everything buffered; returns once the output thread has done it. The decoder
-  /// must be parked (it produces into the ring being emptied).
-  public func stopAndFlush() {
-    post {
-      $0.stop = true
-      $0.flushAll = true
-      $0.acknowledge = true
-    }
-    sem_wait(acknowledged)
-  }
-
-  /// Drops frames from `frame` on, keeping what plays before it; returns once done. The decoder
-  /// must be parked.
-  public func flush(from frame: Int) {
-    post {
-      $0.flushFrom = frame
-      $0.acknowledge = true
-    }
-    sem_wait(acknowledged)
-  }
-
-  public func currentPosition() -> PlayPosition { position.withLock { $0 } }
+  // MARK: Control side (any thread): commands in OutputPlayer+Control.swift
 
   /// Wakes the output thread because frames arrived (cheap when it is busy). Run dry, it waits
   /// for `dryResumeFrames` or a track boundary, or its 20 ms timeout.

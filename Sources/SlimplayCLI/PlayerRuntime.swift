@@ -236,7 +236,7 @@ struct PlayerRuntime {
     var text = "Volume controls of \(device):\n"
     for control in controls { text += "  \(control)\n" }
     if controls.isEmpty { text += "  (none found)\n" }
-    _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+    SlimplayCommand.printOutput(text)
   }
 
   private func listDevices() {
@@ -246,7 +246,7 @@ struct PlayerRuntime {
       text += "  \(device.name)" + (device.description.isEmpty ? "" : " - \(device.description)") + "\n"
     }
     if devices.isEmpty { text += "  (none found)\n" }
-    _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+    SlimplayCommand.printOutput(text)
   }
 }
 

@@ -16,7 +16,7 @@ extension SlimplayCommand {
     let executable = serviceExecutable ?? ServiceUnit.currentExecutable()
     if printService {
       let text = ServiceUnit.text(scope: scope, executable: executable)
-      _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+      Self.printOutput(text)
       return
     }
     let written: ServiceUnit.Written
@@ -31,6 +31,6 @@ extension SlimplayCommand {
     var text = "wrote \(written.unitPath)\n"
     if let config = written.configPath { text += "wrote \(config)\n" }
     text += "start it now and at every boot with: \(systemctl) daemon-reload && \(systemctl) enable --now slimplay\n"
-    _ = text.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+    Self.printOutput(text)
   }
 }

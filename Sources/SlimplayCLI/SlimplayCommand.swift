@@ -206,9 +206,13 @@ public struct SlimplayCommand: ParsableCommand {
     Glibc.exit(0)
   }
 
-  static func printError(_ message: String) {
-    let text = message + "\n"
-    _ = text.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+  static func printError(_ message: String) { write(message + "\n", to: 2) }
+
+  /// Text for standard output, written whole (no buffering left behind at `exit`).
+  static func printOutput(_ text: String) { write(text, to: 1) }
+
+  private static func write(_ text: String, to descriptor: Int32) {
+    _ = text.utf8CString.withUnsafeBufferPointer { Glibc.write(descriptor, $0.baseAddress, $0.count - 1) }
   }
 
   public mutating func validate() throws {
@@ -217,7 +221,7 @@ public struct SlimplayCommand: ParsableCommand {
 
   public func run() throws {
     if printConfigTemplate {
-      _ = ServiceUnit.configTemplate.utf8CString.withUnsafeBufferPointer { write(1, $0.baseAddress, $0.count - 1) }
+      Self.printOutput(ServiceUnit.configTemplate)
       return
     }
     if createService || printService {

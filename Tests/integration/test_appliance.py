@@ -341,18 +341,40 @@ def test_mixer_reopened_after_the_sound_server_restarts(server, start_player, pu
     assert "gone; opening it again" in player.log()
 
 
-def test_sigterm_exits_even_when_the_output_is_blocked(server, start_player, media, media_server):
-    """`-o -` into a reader that stopped reading: the output thread is stuck in write(); the
-    player still exits on SIGTERM, promptly and cleanly."""
-    flac = media.flac(media.tone("blocked-a.wav", seconds=4, freq="440"))
+def playing_into_a_stalled_reader(server, start_player, media, media_server):
+    """A player on `-o -` whose stdout is a pipe nobody reads, a second into a track: its output
+    thread is stuck in write()."""
+    flac = media.flac(media.tone("blocked.wav", seconds=4, freq="440"))
     player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", "-d", "all=info",
-                          capture=True)  # stdout is a pipe nobody reads
+                          capture=True)
     client = registered(server, player)
     play(server, client, media_server, flac)
     assert server.wait_for(lambda: any(s.event == "STMs" for s in server.recorder.stats), timeout=5), player.log()
     time.sleep(1)
+    return player
+
+
+def test_sigterm_exits_even_when_the_output_is_blocked(server, start_player, media, media_server):
+    """`-o -` into a reader that stopped reading: the output thread is stuck in write(); the
+    player still exits on SIGTERM, promptly and cleanly."""
+    player = playing_into_a_stalled_reader(server, start_player, media, media_server)
     asked = time.monotonic()
     player.process.send_signal(signal.SIGTERM)
     assert player.process.wait(6) == 0, player.log()
     assert time.monotonic() - asked < 4
     assert "still blocked in a write" in player.log()
+
+
+def test_a_second_sigterm_during_shutdown_ends_the_player_at_once(server, start_player, media, media_server):
+    """The first SIGTERM starts the orderly shutdown (here held up 2 s by a blocked write); a second
+    one is not queued behind it: the process ends by the signal straight away."""
+    player = playing_into_a_stalled_reader(server, start_player, media, media_server)
+    player.process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + 2
+    while "shutting down" not in player.log() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert "shutting down" in player.log()
+    asked = time.monotonic()
+    player.process.send_signal(signal.SIGTERM)
+    assert player.process.wait(3) == -signal.SIGTERM, player.log()
+    assert time.monotonic() - asked < 1

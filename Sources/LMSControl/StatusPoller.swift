@@ -67,9 +67,11 @@ public final class StatusPoller: @unchecked Sendable {
     schedule(after: configuration.debounce)
   }
 
-  /// One status request now, outside the timer (used by resync, which needs a fresh view).
-  public func fetch() -> EventLoopFuture<LMSStatus> {
-    client.request(["status", "-", .number(Double(configuration.entries)), .string(LMSStatus.tags)])
+  /// One status request now, outside the timer: the queue from the current entry on, or from
+  /// `index` on (resync reads the window around the track being heard, wherever LMS stands).
+  public func fetch(from index: Int? = nil) -> EventLoopFuture<LMSStatus> {
+    let start: JSONValue = index.map { .number(Double($0)) } ?? "-"
+    return client.request(["status", start, .number(Double(configuration.entries)), .string(LMSStatus.tags)])
       .map { LMSStatus(result: $0) }
   }
 

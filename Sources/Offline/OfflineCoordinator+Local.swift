@@ -14,36 +14,37 @@ extension OfflineCoordinator {
   /// resumes a saved state from the cache.
   public func start() {
     eventLoop.preconditionInEventLoop()
-    guard let path = configuration.savedPlaybackPath else { return }
-    _ = FileIO.makeDirectories(FileIO.directoryName(of: path))
-    let saved = SavedPlayback.load(from: path)
+    let path = configuration.savedPlaybackPath
+    if let path { _ = FileIO.makeDirectories(FileIO.directoryName(of: path)) }
+    let saved = path.flatMap(SavedPlayback.load(from:))
     saveTask = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
       self?.saveIfPlaying()
+      self?.checkStalledStream()
     }
     guard let saved else { return }
     eventLoop.assumeIsolated().scheduleTask(in: configuration.resumeAfter) { [self] in
-      guard !connected, state == .online, !engine.isPlaying else { return }
+      guard !machine.isConnected, machine.state == .online, !engine.isPlaying else { return }
       resume(saved)
     }
   }
 
   /// The queue index and seconds into the track being heard.
   public func heardQueuePosition() -> (index: Int, seconds: Double, sampleRate: Int)? {
-    guard let heard = engine.heardPosition(), let index = queueIndexOfTrack[heard.trackID] else { return nil }
-    let startSeconds =
-      Double(startFrameOfTrack[heard.trackID] ?? 0) / Double(max(1, heard.sampleRate))
-      + (streamOffsetOfTrack[heard.trackID] ?? 0)
-    return (index, startSeconds + Double(heard.milliseconds) / 1000, heard.sampleRate)
+    guard let heard = engine.heardPosition(), let placement = machine.ledger.placement(of: heard.trackID) else {
+      return nil
+    }
+    return (placement.queueIndex, placement.startSeconds + Double(heard.milliseconds) / 1000, heard.sampleRate)
   }
 
   func saveIfPlaying() {
-    guard engine.isPlaying, let path = configuration.savedPlaybackPath, let queue, let serverIdentity,
+    guard engine.isPlaying, let path = configuration.savedPlaybackPath, let serverIdentity,
       let position = heardQueuePosition()
     else { return }
+    let ledger = machine.ledger
     let saved = SavedPlayback(
-      server: serverIdentity, playlistTimestamp: queue.playlistTimestamp, index: position.index,
-      position: position.seconds, sampleRate: position.sampleRate,
-      queue: queue.tracks.filter { $0.index >= position.index })
+      server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
+      position: position.seconds, sampleRate: position.sampleRate, trackCount: ledger.trackCount,
+      queue: ledger.tracks.filter { $0.index >= position.index })
     guard saved != lastSaved else { return }
     do {
       try saved.save(to: path)
@@ -55,9 +56,10 @@ extension OfflineCoordinator {
 
   private func resume(_ saved: SavedPlayback) {
     serverIdentity = saved.server
-    queue = LMSStatus(
-      mode: .play, time: saved.position, currentIndex: saved.index, playlistTimestamp: saved.playlistTimestamp,
-      trackCount: saved.queue.count, tracks: saved.queue)
+    machine.resumeSaved(
+      .restored(
+        queue: saved.queue, current: saved.index, trackCount: saved.trackCount,
+        playlistTimestamp: saved.playlistTimestamp, time: saved.position))
     guard let track = saved.queue.first(where: { $0.index == saved.index }) else { return }
     logger.notice("offline: no server; resuming track \(saved.index + 1) '\(track.title)' at \(saved.position) s")
     playLocal(track, seconds: saved.position, sampleRate: saved.sampleRate)
@@ -71,12 +73,10 @@ extension OfflineCoordinator {
       return false
     }
     engine.stopLocal()
+    machine.localRestart()
     let startFrame = max(0, Int((seconds * Double(sampleRate)).rounded()))
     guard let id = engine.playLocal(source, startFrame: startFrame) else { return false }
-    queueIndexOfTrack = [id: track.index]
-    startFrameOfTrack[id] = startFrame
-    heardTrackID = id
-    state = .offline
+    machine.localTrackQueued(id, queueIndex: track.index, startSeconds: Double(startFrame) / Double(sampleRate))
     return true
   }
 
@@ -85,12 +85,15 @@ extension OfflineCoordinator {
   public var isOffline: Bool { state == .offline }
 
   /// The last queue view (from LMS, or the saved one when resumed offline).
-  public var queueSnapshot: LMSStatus? { queue }
+  public var queueSnapshot: LMSStatus? { machine.ledger.latest }
 
   public var isPlaying: Bool { engine.isPlaying }
 
   /// 0…100: LMS's volume online, the local one once set offline.
-  public var volumePercent: Int? { state == .offline ? localVolumeSetting ?? queue?.volume : queue?.volume }
+  public var volumePercent: Int? {
+    let server = machine.ledger.latest?.volume
+    return state == .offline ? localVolumeSetting ?? server : server
+  }
 
   /// Whether a complete, indexed copy of `track` is in the cache.
   public func isCached(_ track: QueueTrack) -> Bool {
@@ -109,10 +112,10 @@ extension OfflineCoordinator {
 
   /// `by` +1 = next, -1 = previous; a track that is not cached is skipped over.
   public func localSkip(by step: Int) {
-    guard state == .offline, let queue, let position = heardQueuePosition() else { return }
+    guard state == .offline, let position = heardQueuePosition() else { return }
     var index = position.index + step
     if step < 0, position.seconds > 3 { index = position.index }  // as players do: restart first
-    while let track = queue.tracks.first(where: { $0.index == index }) {
+    while let track = machine.ledger.track(at: index) {
       if playLocal(track, seconds: 0, sampleRate: position.sampleRate) { return }
       index += step < 0 ? -1 : 1
     }
@@ -120,8 +123,7 @@ extension OfflineCoordinator {
   }
 
   public func localSeek(to seconds: Double) {
-    guard state == .offline, let queue, let position = heardQueuePosition(),
-      let track = queue.tracks.first(where: { $0.index == position.index })
+    guard state == .offline, let position = heardQueuePosition(), let track = machine.ledger.track(at: position.index)
     else { return }
     playLocal(track, seconds: max(0, seconds), sampleRate: position.sampleRate)
   }

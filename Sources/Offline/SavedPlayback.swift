@@ -11,6 +11,8 @@ public struct SavedPlayback: Equatable, Sendable {
   /// Seconds into it.
   public var position: Double
   public var sampleRate: Int
+  /// Tracks in the whole queue, to tell an edited queue from the same one on reconnect.
+  public var trackCount: Int?
   /// The queue from the current track on.
   public var queue: [QueueTrack]
 
@@ -20,17 +22,20 @@ public struct SavedPlayback: Equatable, Sendable {
       "sample_rate": .number(Double(sampleRate)), "queue": .array(queue.map(\.json)),
     ]
     if let playlistTimestamp { members["playlist_timestamp"] = .number(playlistTimestamp) }
+    if let trackCount { members["track_count"] = .number(Double(trackCount)) }
     return .object(members)
   }
 
   public init(
-    server: String, playlistTimestamp: Double?, index: Int, position: Double, sampleRate: Int, queue: [QueueTrack]
+    server: String, playlistTimestamp: Double?, index: Int, position: Double, sampleRate: Int,
+    trackCount: Int? = nil, queue: [QueueTrack]
   ) {
     self.server = server
     self.playlistTimestamp = playlistTimestamp
     self.index = index
     self.position = position
     self.sampleRate = sampleRate
+    self.trackCount = trackCount
     self.queue = queue
   }
 
@@ -40,7 +45,7 @@ public struct SavedPlayback: Equatable, Sendable {
     else { return nil }
     self.init(
       server: server, playlistTimestamp: value["playlist_timestamp"]?.double, index: index, position: position,
-      sampleRate: value["sample_rate"]?.int ?? 44100, queue: queue.compactMap(QueueTrack.init))
+      sampleRate: value["sample_rate"]?.int ?? 44100, trackCount: value["track_count"]?.int, queue: queue.compactMap(QueueTrack.init))
   }
 
   public static func load(from path: String) -> SavedPlayback? {

@@ -28,16 +28,3 @@ public struct LocalSource: Equatable, Sendable {
     self.codec = codec
   }
 }
-
-/// Where a server stream takes over from local playback.
-public struct SplicePoint: Equatable, Sendable {
-  /// The engine track the server stream will continue (or, at a boundary, the one it starts).
-  public var trackID: Int
-  /// Frames from that track's start at which the server's audio must begin.
-  public var frame: Int
-  public var sampleRate: Int
-  /// The output ring position of the splice.
-  public var outputFrame: Int
-
-  public var seconds: Double { Double(frame) / Double(max(1, sampleRate)) }
-}

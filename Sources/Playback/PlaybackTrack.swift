@@ -17,6 +17,8 @@ struct PlaybackTrack {
   let command: StreamCommand
   /// Played from the cache, not streamed by the server.
   var isLocal = false
+  /// A server stream whose rest comes from the cache (a handoff).
+  var continuedFromCache = false
   /// Frames into the file where playback began (a local seek), for positions.
   var startFrame = 0
   var phase = Phase.streaming

@@ -19,6 +19,24 @@ extension StreamingEngine {
 
   public var isPlaying: Bool { outputRunning }
 
+  /// Paused with tracks buffered (`strm p` or a local pause).
+  public var isPaused: Bool { !outputRunning && !tracks.isEmpty }
+
+  /// The track whose source is being read, and whether that source is a cached file.
+  public var decodingSource: (trackID: Int, fromCache: Bool)? {
+    guard let track = tracks.last(where: { $0.phase == .streaming }) else { return nil }
+    return (track.id, track.isLocal || track.continuedFromCache)
+  }
+
+  /// Seconds the live stream has waited for bytes with room in its ring; nil while no stream
+  /// waits for the network.
+  public var streamStalledSeconds: Double? {
+    fetcher.stalledFor.map { Double($0.nanoseconds) / 1e9 }
+  }
+
+  /// Ends a live stream whose server is gone; it is reported as failed (`streamFailed`).
+  public func abandonLiveStream() { fetcher.abandon(reason: .timeout) }
+
   /// Any thread: a live stream is arriving and its buffer is below half, so a cache download
   /// should leave it the network.
   public var liveStreamNeedsNetwork: Bool {
@@ -46,6 +64,7 @@ extension StreamingEngine {
     input.reopen()
     worker.unpark()
     tracks[index].phase = .streaming
+    tracks[index].continuedFromCache = true
     tracks.removeAll { $0.id > id }
     worker.enqueue(DecodeJob(trackID: id, codec: source.codec, start: .continuing))
     return fileStreamer.open(path: source.path)
@@ -94,58 +113,19 @@ extension StreamingEngine {
 
   public func setVolume(left: UInt32, right: UInt32) { player.setGain(left: left, right: right) }
 
-  /// Prepares a server stream to take over from local playback: keeps about `keepMilliseconds`
-  /// of what is buffered beyond the heard position (time for the server's stream to arrive),
-  /// drops the rest and stops decoding. At a track boundary inside that window the splice moves
-  /// to the boundary, so the server starts a track from its beginning.
-  public func prepareSplice(keepMilliseconds: Int) -> SplicePoint? {
-    guard let heard = heardPosition() else { return nil }
+  /// Drops every track queued after track `id` (decoded frames and the source being read), so
+  /// the server's stream can follow `id` instead of the cache.
+  public func dropTracks(after id: Int) {
+    guard tracks.contains(where: { $0.id > id }) else { return }
     fetcher.close()
     fileStreamer.close()
     worker.park()
     input.ring.discardAll()
-    let written = output.writeFrame
-    let consumed = output.ring.totalConsumed / OutputFrames.bytesPerFrame
-    let position = player.currentPosition()
-    var cut = min(written, consumed + keepMilliseconds * heard.sampleRate / 1000)
-    var point: SplicePoint
-    if let boundary = output.boundaries.first(where: { $0.isNewTrack && $0.frame > consumed }),
-      boundary.frame <= cut
-    {
-      cut = boundary.frame
-      point = SplicePoint(
-        trackID: boundary.trackID, frame: 0, sampleRate: boundary.format.sampleRate, outputFrame: cut)
-    } else {
-      // The cut falls in the track being heard, counted from where it began in the ring.
-      let startFrame = tracks.first(where: { $0.id == position.trackID })?.startFrame ?? 0
-      point = SplicePoint(
-        trackID: position.trackID, frame: cut - position.trackStartFrame + startFrame, sampleRate: heard.sampleRate,
-        outputFrame: cut)
-    }
+    let cut = output.boundaries.first(where: { $0.trackID > id && $0.isNewTrack })?.frame ?? output.writeFrame
     player.flush(from: cut)
     worker.resetWhileParked()
     input.reopen()
     worker.unpark()
-    // Tracks from the splice on will come from the server; the one cut short is complete now.
-    if point.frame == 0 {
-      tracks.removeAll { $0.id >= point.trackID }
-    } else {
-      tracks.removeAll { $0.id > point.trackID }
-      update(point.trackID) { $0.phase = .decoded }
-    }
-    return point
-  }
-
-  /// Undoes a splice whose server stream never came: drops whatever the server sent after it.
-  public func abandonSplice(_ point: SplicePoint) {
-    fetcher.close()
-    fileStreamer.close()
-    worker.park()
-    input.ring.discardAll()
-    player.flush(from: point.outputFrame)
-    worker.resetWhileParked()
-    input.reopen()
-    worker.unpark()
-    tracks.removeAll { $0.phase == .streaming }
+    tracks.removeAll { $0.id > id }
   }
 }

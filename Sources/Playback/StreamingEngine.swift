@@ -209,7 +209,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     }
     fetcher.open(
       host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect)
-    if command.autostart.startsAutomatically {
+    // A track queued behind one that plays starts when the output reaches it; a start posted
+    // now could land together with a later pause and undo it.
+    if command.autostart.startsAutomatically, !outputRunning {
       player.start(.buffered(tenths: Int(command.outputThreshold)))
       outputRunning = true
     }

@@ -30,6 +30,10 @@ public final class PlayerSession: PlaybackReporter {
   var transmit: ((PlayerMessage) -> Void)?
   /// Asks the connection to move to another server (`serv`).
   var requestServerSwitch: ((ServerAddress) -> Void)?
+  /// Asks the connection to give up on this server and reconnect afresh.
+  var requestReconnect: (() -> Void)?
+  /// When the server last sent anything (CLOCK_MONOTONIC ns; 0 before the first message).
+  public private(set) var lastMessageNanoseconds: UInt64 = 0
   /// The server the session is talking to, for resolving `serv` and stream addresses.
   public private(set) var server: ServerAddress?
   private var pendingSyncGroupID: String?
@@ -65,6 +69,7 @@ public final class PlayerSession: PlaybackReporter {
 
   func connected(to server: ServerAddress) {
     self.server = server
+    lastMessageNanoseconds = MonotonicClock.nanoseconds()
     engine.serverConnectionChanged(true)
   }
 
@@ -73,7 +78,20 @@ public final class PlayerSession: PlaybackReporter {
     engine.serverConnectionChanged(false)
   }
 
+  /// Seconds since the server last sent anything; nil while disconnected.
+  public var secondsSinceServerMessage: Double? {
+    guard transmit != nil else { return nil }
+    return Double(MonotonicClock.nanoseconds() &- lastMessageNanoseconds) / 1e9
+  }
+
+  /// The server is judged gone while the connection still looks open (a half-open TCP
+  /// connection, a partitioned network): close it and reconnect on a fresh one.
+  public func abandonConnection() {
+    requestReconnect?()
+  }
+
   public func handle(_ message: ServerMessage) {
+    lastMessageNanoseconds = MonotonicClock.nanoseconds()
     switch message {
     case .stream(let command) where command.command == .status:
       // Answered at once: LMS and aioslimproto drop a player that stays silent.

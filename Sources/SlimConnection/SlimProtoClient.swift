@@ -3,6 +3,10 @@ import NIOCore
 import NIOPosix
 import SlimProto
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Drives `ConnectionStateMachine` with real sockets and timers and carries the `PlayerSession`'s
 /// messages. All of its state is touched on `eventLoop` only, which is why it may be shared with
 /// the channel handlers (`@unchecked Sendable`).
@@ -12,12 +16,14 @@ public final class SlimProtoClient: @unchecked Sendable {
     public var discovery: ServerDiscovery
     public var connectTimeout: TimeAmount
     /// LMS sends `strm t` every 4–5 s; this long without any frame means the server is gone.
+    /// It also bounds how long sent data may stay unacknowledged (TCP_USER_TIMEOUT), so a
+    /// connection into a dead network fails on its own.
     public var serverTimeout: TimeAmount
     public var backoff: Backoff
 
     public init(
       server: ServerAddress?, discovery: ServerDiscovery = ServerDiscovery(),
-      connectTimeout: TimeAmount = .seconds(5), serverTimeout: TimeAmount = .seconds(35),
+      connectTimeout: TimeAmount = .seconds(5), serverTimeout: TimeAmount = .seconds(12),
       backoff: Backoff = Backoff()
     ) {
       self.server = server
@@ -52,6 +58,11 @@ public final class SlimProtoClient: @unchecked Sendable {
     self.stoppedPromise = eventLoop.makePromise()
     session.requestServerSwitch = { [unowned self] server in
       self.perform(self.machine.switchRequested(to: server))
+    }
+    session.requestReconnect = { [unowned self] in
+      guard case .connected = self.machine.state else { return }
+      self.logger.warning("the server is judged gone: reconnecting on a fresh connection")
+      self.perform(self.machine.serverTimedOut())
     }
   }
 
@@ -148,6 +159,7 @@ public final class SlimProtoClient: @unchecked Sendable {
           channel.setOption(.socketOption(.tcp_nodelay), value: 1).whenFailure { error in
             logger.debug("TCP_NODELAY not set: \(error)")
           }
+          self.setLivenessOptions(on: channel, timeout: serverTimeout)
           self.session.connected(to: server)
           self.session.transmit = { [weak channel] message in
             channel?.writeAndFlush(message, promise: nil)
@@ -167,6 +179,26 @@ public final class SlimProtoClient: @unchecked Sendable {
           self.perform(self.machine.connectFailed())
         }
       }
+  }
+
+  /// Keepalive probes while the connection is quiet, and a bound on unacknowledged data: a
+  /// half-open connection (the server's machine or the network gone) then errors out by itself
+  /// instead of holding the state machine in `connected`.
+  private func setLivenessOptions(on channel: any Channel, timeout: TimeAmount) {
+    let seconds = max(1, Int32(timeout.nanoseconds / 1_000_000_000))
+    let tcp = SocketOptionLevel(IPPROTO_TCP)
+    let options: [(SocketOptionLevel, Int32, Int32, String)] = [
+      (SocketOptionLevel(SOL_SOCKET), SO_KEEPALIVE, 1, "SO_KEEPALIVE"),
+      (tcp, TCP_KEEPIDLE, max(1, seconds / 2), "TCP_KEEPIDLE"),
+      (tcp, TCP_KEEPINTVL, max(1, seconds / 4), "TCP_KEEPINTVL"),
+      (tcp, TCP_KEEPCNT, 2, "TCP_KEEPCNT"),
+      (tcp, TCP_USER_TIMEOUT, seconds * 1000, "TCP_USER_TIMEOUT"),
+    ]
+    for (level, name, value, label) in options {
+      channel.setOption(.socket(level, SocketOptionName(name)), value: Int(value)).whenFailure { error in
+        self.logger.debug("\(label) not set: \(error)")
+      }
+    }
   }
 
   private func sendHello(isReconnect: Bool) {

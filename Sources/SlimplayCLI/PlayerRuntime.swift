@@ -114,6 +114,16 @@ struct PlayerRuntime {
       session: session, eventLoop: loop, logger: logger)
     sessionRef.session = session
     client.discovered = { reply in sessionRef.httpPort = reply.jsonPort }
+    // A silent server with a stalled stream is gone well before the timeout: reconnect at once
+    // (and, offline mode on, hand playback to the cache) while audio is still buffered.
+    let liveness = settings.liveness
+    let watched = LoopConfined(session)
+    _ = loop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { _ in
+      let session = watched.value
+      if liveness.serverIsGone(silence: session.secondsSinceServerMessage, stall: streamingEngine.streamStalledSeconds) {
+        session.abandonConnection()
+      }
+    }
 
     let coordinator = offlineCoordinator
     let control = controlServer
@@ -183,7 +193,8 @@ struct PlayerRuntime {
       engine: engine, poller: poller, client: client, store: store, downloads: downloads,
       configuration: .init(
         prefetch: offline.prefetch,
-        savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" }),
+        savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" },
+        streamStallSeconds: settings.liveness.stallSeconds),
       eventLoop: controlLoop, logger: logger)
     return (coordinator, client)
   }

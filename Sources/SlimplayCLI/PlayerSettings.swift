@@ -25,7 +25,9 @@ public struct PlayerSettings: Equatable, Sendable {
   /// `-p`: SCHED_FIFO priority of the output thread.
   public var realtimePriority: Int32 = 45
   public var logging = LogConfiguration()
-  public var serverTimeoutSeconds = 35
+  public var serverTimeoutSeconds = 12
+  /// A server silent this long while the live stream stalls is gone (before the timeout).
+  public var liveness = ServerLiveness()
   public var pidFile: String?
   /// `-S`: run with 2 at start, 1/0 on power on/off.
   public var powerScript: String?

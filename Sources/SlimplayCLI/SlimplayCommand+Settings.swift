@@ -71,6 +71,11 @@ extension SlimplayCommand {
     }
     guard serverTimeout >= 1 else { throw ValidationError("--server-timeout must be at least 1 s") }
     settings.serverTimeoutSeconds = serverTimeout
+    guard serverSilence >= 1 else { throw ValidationError("--server-silence must be at least 1 s") }
+    guard streamStall >= 1 else { throw ValidationError("--stream-stall must be at least 1 s") }
+    // Silence past the timeout is moot: the timeout has already closed the connection.
+    settings.liveness = ServerLiveness(
+      silenceSeconds: Double(min(serverSilence, serverTimeout)), stallSeconds: Double(streamStall))
     settings.pidFile = pidFile
     if let powerScript {
       guard access(powerScript, X_OK) == 0 else { throw ValidationError("-S \(powerScript): not an executable file") }

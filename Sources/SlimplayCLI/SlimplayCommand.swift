@@ -133,7 +133,17 @@ public struct SlimplayCommand: ParsableCommand {
   var discoverTo: String = "255.255.255.255:3483"
 
   @Option(help: ArgumentHelp("Seconds without a message before the server counts as gone.", valueName: "seconds"))
-  var serverTimeout: Int = 35
+  var serverTimeout: Int = 12
+
+  @Option(
+    help: ArgumentHelp(
+      "Seconds of server silence after which a stalled stream means the server is gone.", valueName: "seconds"))
+  var serverSilence: Int = 7
+
+  @Option(
+    help: ArgumentHelp(
+      "Seconds without stream data (with room for it) that count as a stall.", valueName: "seconds"))
+  var streamStall: Int = 2
 
   @Option(help: ArgumentHelp("Offline cache folder (default: <state dir>/cache).", valueName: "dir"))
   var cacheDir: String?

@@ -108,6 +108,20 @@ public final class StreamFetcher: @unchecked Sendable {
 
   public var isOpen: Bool { handler != nil }
 
+  /// How long the stream has been waiting for bytes with room in the ring; nil while it is not
+  /// waiting for the network (closed, ring full, held for `cont`).
+  public var stalledFor: TimeAmount? {
+    guard let handler, handler.isWaitingForNetwork else { return nil }
+    return NIODeadline.now() - handler.lastActivity
+  }
+
+  /// Gives up on a stream whose server is gone: the end is reported (`streamEnded`) with `reason`
+  /// once the connection has closed, as for a stall.
+  public func abandon(reason: DisconnectReason) {
+    eventLoop.preconditionInEventLoop()
+    handler?.abort(reason: reason)
+  }
+
   /// Decoder thread: it has made room in the ring. Resumes reading if the stream was waiting.
   public func consumerDrained() {
     guard paused.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else {

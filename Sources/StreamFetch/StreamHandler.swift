@@ -134,8 +134,14 @@ final class StreamHandler: ChannelInboundHandler {
   }
 
   func resume() {
+    let wasWaitingForRoom = pending != nil
     deliver()
-    if case .body = state, pending == nil, endReason == nil { context?.read() }
+    if case .body = state, pending == nil, endReason == nil {
+      // The stall clock runs from when the player asks for bytes again, not from the last read
+      // before the ring filled up.
+      if wasWaitingForRoom { lastActivity = .now() }
+      context?.read()
+    }
   }
 
   func detach() {

@@ -19,8 +19,19 @@ struct CommandLineTests {
     #expect(s.codecs == [.flac, .opus, .mp3, .pcm])
     #expect(s.rates == nil)
     #expect(s.idleCloseSeconds == nil)
-    #expect(s.serverTimeoutSeconds == 35)
+    // LMS's heartbeat is every 5 s: three missed ones, or a silent one plus a stalled stream.
+    #expect(s.serverTimeoutSeconds == 12)
+    #expect(s.liveness == ServerLiveness(silenceSeconds: 7, stallSeconds: 2))
     #expect(s == PlayerSettings())
+  }
+
+  @Test func livenessThresholds() throws {
+    let set = try settings(["--server-timeout", "20", "--server-silence", "9", "--stream-stall", "3"])
+    #expect(set.serverTimeoutSeconds == 20)
+    #expect(set.liveness == ServerLiveness(silenceSeconds: 9, stallSeconds: 3))
+    // A silence past the timeout counts as the timeout.
+    #expect(try settings(["--server-timeout", "3"]).liveness.silenceSeconds == 3)
+    #expect(throws: (any Error).self) { try settings(["--stream-stall", "0"]) }
   }
 
   @Test func serverHostAndPort() throws {

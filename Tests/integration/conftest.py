@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,14 @@ from lms import LoopbackServer  # noqa: E402
 from lms_emulation import EmulatedLMS  # noqa: E402
 from media import Media, MediaServer  # noqa: E402
 from player import PlayerProcess  # noqa: E402
+from real_lms import MusicLibrary, RealLMS  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+# the real LMS 7.9.1 and its script live beside the repository (not part of it)
+REAL_LMS_SCRIPT = REPO.parent / "shared" / "lms" / "lms"
+REAL_LMS_MUSIC = Path("/tmp/slimplay-lms-music")
+REAL_LMS_STATE = Path("/tmp/slimplay-lms-test")
+REAL_LMS_ADDR = "127.0.0.2"
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +81,49 @@ def start_player(tmp_path, request):
     if request.node.rep_call.failed if hasattr(request.node, "rep_call") else False:
         for player in players:
             print(f"--- {player.log_path.name}\n{player.log()}")
+
+
+def _real_lms_unavailable(reason: str) -> None:
+    """In CI (CI=true) a missing real LMS is an error; elsewhere the test is skipped with the reason."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"the real LMS tests must run in CI, but {reason}", pytrace=False)
+    pytest.skip(f"real LMS unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def real_lms():
+    """The real LMS 7.9.1 on 127.0.0.2 (default ports) over the test library (made once, in
+    /tmp/slimplay-lms-music), with a fresh database (state in /tmp/slimplay-lms-test, scanned on start);
+    stopped at the end of the session. See real_lms.py."""
+    if not REAL_LMS_SCRIPT.exists():
+        _real_lms_unavailable(f"{REAL_LMS_SCRIPT} is missing")
+    if os.geteuid() != 0:
+        _real_lms_unavailable("its script must run as root")
+    library = MusicLibrary(REAL_LMS_MUSIC).build()
+    server = RealLMS(REAL_LMS_SCRIPT, library.music, REAL_LMS_STATE, addr=REAL_LMS_ADDR, library=library)
+    server.heal()  # rules a killed session may have left
+    server.wipe()  # a fresh database: the same track ids and player settings every session
+    try:
+        server.start()
+        yield server
+    finally:
+        server.heal()
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _real_lms_healed(request):
+    """Removes a real LMS partition after each test that uses the server, however the test ended."""
+    server = request.getfixturevalue("real_lms") if "real_lms" in request.fixturenames else None
+    yield
+    if server is not None:
+        server.heal()
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "real_lms" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.real_lms)
 
 
 @pytest.hookimpl(tryfirst=True, hookwrapper=True)

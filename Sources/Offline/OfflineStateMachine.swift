@@ -1,0 +1,481 @@
+import LMSControl
+import SlimProto
+
+/// The offline coordinator's decisions, free of I/O: events go in with the facts they need
+/// (what the engine is doing, which tracks are cached), actions come out, and the coordinator
+/// performs them. Queue and track identity live in one `QueueLedger`.
+///
+/// ```
+/// online ──(connection lost)──► offline ◄──(stream cut / decoded)── disconnected
+///   │  ▲     (or disconnected while an uncached live stream still arrives)  ▲
+///   │  │                                                                    │
+///   │  └──(the next server track starts)── handingBack ◄─(strm s)─ resyncing ◄─(same queue, reconnected)
+///   └───────────────────────────────────────────────────────────────────────┘
+/// ```
+///
+/// The switch back never cuts into a track: LMS seeks native FLAC and MP3 by byte offset, to a
+/// frame near the asked time, so its stream cannot be placed sample-exactly. Instead the server
+/// is asked to play the heard track from the heard time (so it shows the truth), its stream for
+/// that track is adopted without being played, the cached copy plays on to the track's end, and
+/// the server's stream takes over from the next track's first sample.
+public struct OfflineStateMachine: Sendable {
+  public enum State: Equatable, Sendable {
+    case online
+    /// The connection is down while a live stream of an uncached track still arrives.
+    case disconnected
+    /// Playing from the cache (or played out); resynced once the server is back.
+    case offline
+    /// Reconnected: the jump was sent, waiting for the server's `strm s`.
+    case resyncing(Resync)
+    /// The server's stream for the heard track was adopted; its next track takes over.
+    case handingBack(Resync)
+  }
+
+  public struct Resync: Equatable, Sendable {
+    /// The engine track being heard: it plays on from the cache to its end.
+    public var engineTrack: Int
+    public var queueIndex: Int
+    /// The offset asked of the server; its `time` is this plus the elapsed time reported.
+    public var requestedSeconds: Double
+    /// STMd for the adopted stream was sent: the server may stream the next track.
+    public var decoderReadyReported = false
+  }
+
+  /// What the engine is doing, as far as the decisions need it.
+  public struct EngineFacts: Equatable, Sendable {
+    public enum Decoding: Equatable, Sendable {
+      case idle
+      case liveStream(track: Int)
+      case localFile(track: Int)
+    }
+
+    public struct Heard: Equatable, Sendable {
+      public var engineTrack: Int
+      /// Seconds heard since the track began in the output (its start offset not included).
+      public var seconds: Double
+
+      public init(engineTrack: Int, seconds: Double) {
+        self.engineTrack = engineTrack
+        self.seconds = seconds
+      }
+    }
+
+    public var decoding = Decoding.idle
+    /// The track the decoder worked on last, when it has finished or been cut.
+    public var lastDecodedTrack: Int?
+    /// That track ended well short of its duration (a dying server's stream ends cleanly).
+    public var lastDecodedCutShort = false
+    public var isPlaying = false
+    /// Paused with audio buffered.
+    public var isPaused = false
+    public var heard: Heard?
+
+    public init(
+      decoding: Decoding = .idle, lastDecodedTrack: Int? = nil, lastDecodedCutShort: Bool = false,
+      isPlaying: Bool = false, isPaused: Bool = false, heard: Heard? = nil
+    ) {
+      self.decoding = decoding
+      self.lastDecodedTrack = lastDecodedTrack
+      self.lastDecodedCutShort = lastDecodedCutShort
+      self.isPlaying = isPlaying
+      self.isPaused = isPaused
+      self.heard = heard
+    }
+  }
+
+  public enum LogLevel: Equatable, Sendable { case info, notice, warning }
+
+  public enum Action: Equatable, Sendable {
+    /// Hand the server's message to the engine.
+    case forward(ServerMessage)
+    /// Send a STAT event to the server.
+    case report(StatusEvent)
+    /// The track's source becomes its cached copy, at the exact next frame.
+    case continueFromCache(engineTrack: Int, track: QueueTrack)
+    /// Queue the first of these cached tracks that opens behind what plays (gapless).
+    case playCached([QueueTrack])
+    /// Give up on a live stream whose server is gone.
+    case abandonLiveStream
+    case startPolling
+    case stopPolling
+    case pollSoon
+    case planDownloads
+    /// Read the server's queue from this index on, after this many milliseconds.
+    case readStatusForResync(fromIndex: Int, afterMilliseconds: Int)
+    /// `playlist jump index 0 0 {timeOffset}`; then `pause 1` when `thenPause`.
+    case jump(queueIndex: Int, seconds: Double, thenPause: Bool)
+    /// `playlist jump index`: the server restarts that track its own way.
+    case restartServerTrack(queueIndex: Int)
+    case stopLocal
+    /// Drop the cached tracks queued behind this engine track (the server's stream follows it).
+    case dropLocalTracks(after: Int)
+    case armResyncTimeout
+    case cancelResyncTimeout
+    case log(LogLevel, String)
+  }
+
+  public private(set) var state = State.online
+  public private(set) var ledger = QueueLedger()
+  public private(set) var isConnected = false
+
+  public init() {}
+
+  // MARK: Connection
+
+  public mutating func connectionChanged(up: Bool, facts: EngineFacts, isCached: (QueueTrack) -> Bool) -> [Action] {
+    isConnected = up
+    guard up else { return [.stopPolling] + connectionLost(facts: facts, isCached: isCached) }
+    var actions: [Action] = [.startPolling]
+    switch state {
+    case .disconnected:
+      actions.append(.log(.notice, "offline: server back while the live stream still arrives; nothing to resync"))
+      state = .online
+    case .offline:
+      // A moment for LMS to take the HELO before it is asked anything.
+      actions += resyncSoon(afterMilliseconds: 100, facts: facts)
+    default:
+      break
+    }
+    return actions
+  }
+
+  private mutating func connectionLost(facts: EngineFacts, isCached: (QueueTrack) -> Bool) -> [Action] {
+    switch state {
+    case .online, .handingBack:
+      return handOff(facts: facts, isCached: isCached)
+    case .resyncing:
+      // Nothing was flushed for the resync: local playback simply goes on.
+      state = .offline
+      return [.cancelResyncTimeout, .log(.warning, "resync: connection lost again; playing on from the cache")]
+    case .disconnected, .offline:
+      return []
+    }
+  }
+
+  /// The server is gone: the cache takes over where it can, at once, before the buffers run out.
+  private mutating func handOff(facts: EngineFacts, isCached: (QueueTrack) -> Bool) -> [Action] {
+    switch facts.decoding {
+    case .liveStream(let id):
+      if let track = queueTrack(of: id), isCached(track) {
+        state = .offline
+        return [
+          .continueFromCache(engineTrack: id, track: track),
+          .log(.notice, "offline: server gone; track \(track.index + 1) continues from the cache"),
+        ]
+      }
+      state = .disconnected
+      return [.log(.warning, "offline: connection to the server lost; the live stream is not cached: playing it out")]
+    case .localFile:
+      // The cached copy already plays; what follows it is queued when it is decoded.
+      state = .offline
+      return [.log(.notice, "offline: server gone; playing on from the cache")]
+    case .idle:
+      state = .offline
+      guard facts.isPlaying || facts.isPaused, let last = facts.lastDecodedTrack else {
+        return [.log(.notice, "offline: server gone while nothing plays")]
+      }
+      return [.log(.notice, "offline: server gone; playing what is buffered")]
+        + continueAfter(last, cutShort: facts.lastDecodedCutShort, isCached: isCached)
+    }
+  }
+
+  /// After track `id` was decoded (or cut) offline: the cut track continues from its cached
+  /// copy, else the next cached track follows it.
+  private mutating func continueAfter(_ id: Int, cutShort: Bool, isCached: (QueueTrack) -> Bool) -> [Action] {
+    guard let placement = ledger.placement(of: id) else {
+      return [.log(.warning, "offline: no queue known: playing out the buffer, then stopping")]
+    }
+    if cutShort, let track = ledger.track(at: placement.queueIndex) {
+      guard isCached(track) else {
+        return [.log(.warning, "offline: track \(track.index + 1) was cut short and is not cached")]
+          + nextCached(after: placement.queueIndex, isCached: isCached)
+      }
+      return [
+        .continueFromCache(engineTrack: id, track: track),
+        .log(.notice, "offline: track \(track.index + 1) was cut short; it continues from the cache"),
+      ]
+    }
+    return nextCached(after: placement.queueIndex, isCached: isCached)
+  }
+
+  private func nextCached(after queueIndex: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
+    var actions: [Action] = []
+    var candidates: [QueueTrack] = []
+    for track in ledger.tracks(after: queueIndex) {
+      if isCached(track) {
+        candidates.append(track)
+      } else if candidates.isEmpty {
+        actions.append(.log(.warning, "offline: track \(track.index + 1) '\(track.title)' is not cached: skipped"))
+      }
+    }
+    guard !candidates.isEmpty else {
+      return actions + [.log(.warning, "offline: nothing more is cached: playing out the buffer, then stopping")]
+    }
+    return actions + [.playCached(candidates)]
+  }
+
+  // MARK: Engine events
+
+  /// A `strm s` passed to the engine created track `id`.
+  public mutating func trackCreated(_ id: Int, facts: EngineFacts) {
+    // A stream sent while another track plays is its successor in the queue.
+    if let last = ledger.lastPlacedTrack, let index = ledger.placement(of: last)?.queueIndex,
+      facts.isPlaying || facts.isPaused
+    {
+      ledger.place(id, at: index + 1)
+    } else if let current = ledger.latest?.currentIndex {
+      ledger.place(id, at: current)
+    }
+  }
+
+  /// A cached track was queued (by `playCached`, local control or a resume).
+  public mutating func localTrackQueued(_ id: Int, queueIndex: Int, startSeconds: Double = 0) {
+    ledger.place(id, at: queueIndex, startSeconds: startSeconds)
+  }
+
+  public mutating func trackStarted(_ id: Int) -> [Action] {
+    ledger.forgetTracks(before: id)
+    var actions: [Action] = []
+    if case .handingBack(let resync) = state, id > resync.engineTrack {
+      state = .online
+      actions.append(.log(.notice, "resync: the server's stream took over at track \(resync.queueIndex + 2)"))
+    }
+    if state == .online { actions.append(.pollSoon) }
+    return actions + [.planDownloads]
+  }
+
+  public mutating func trackDecoded(_ id: Int, cutShort: Bool, isCached: (QueueTrack) -> Bool) -> [Action] {
+    switch state {
+    case .online:
+      return [.pollSoon]
+    case .resyncing:
+      return []
+    case .handingBack(var resync):
+      // The engine's own STMd for the adopted track goes to the server; remember it.
+      if id == resync.engineTrack {
+        resync.decoderReadyReported = true
+        state = .handingBack(resync)
+      }
+      return [.pollSoon]
+    case .disconnected, .offline:
+      state = .offline
+      return continueAfter(id, cutShort: cutShort, isCached: isCached)
+    }
+  }
+
+  public mutating func trackFailed(_ id: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
+    guard state == .offline || state == .disconnected else { return [] }
+    state = .offline
+    return continueAfter(id, cutShort: true, isCached: isCached)
+  }
+
+  /// The live stream of track `id` ended early (an error, a reset, a stall).
+  public mutating func streamFailed(_ id: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
+    switch state {
+    case .resyncing, .offline:
+      return []
+    case .online, .disconnected, .handingBack:
+      guard let track = queueTrack(of: id), isCached(track) else {
+        if state == .disconnected { state = .offline }
+        return [.log(.warning, "offline: stream failed and the track is not cached: playing out the buffer")]
+      }
+      state = .offline
+      var actions: [Action] = [
+        .continueFromCache(engineTrack: id, track: track),
+        .log(.notice, "offline: stream failed; track \(track.index + 1) continues from the cache"),
+      ]
+      // The server may still be there (only the stream broke): resync at once.
+      if isConnected, let index = ledger.placement(of: id)?.queueIndex {
+        actions.append(.readStatusForResync(fromIndex: index, afterMilliseconds: 300))
+      }
+      return actions
+    }
+  }
+
+  /// A live stream stalled while the server is away: give up on it so what follows can play.
+  public func liveStreamStalled() -> [Action] {
+    state == .disconnected ? [.abandonLiveStream] : []
+  }
+
+  /// Which engine reports reach the server.
+  public func forwardsReports() -> Bool {
+    switch state {
+    case .online, .handingBack: true
+    case .disconnected, .offline, .resyncing: false
+    }
+  }
+
+  // MARK: Server messages
+
+  public mutating func serverMessage(_ message: ServerMessage, facts: EngineFacts) -> [Action] {
+    guard case .stream(let command) = message else { return [.forward(message)] }
+    switch state {
+    case .online, .disconnected:
+      return [.forward(message)]
+    case .offline:
+      // LMS still believes it streams what it streamed before the outage (or, restarted, stops
+      // a player it does not know): the resync decides.
+      return []
+    case .resyncing(var resync):
+      switch command.command {
+      case .stop, .flush:
+        // LMS stops its old stream before the jump's new one: nothing local stops.
+        return [.report(.flushed)]
+      case .start:
+        var actions: [Action] = [.cancelResyncTimeout, .report(.connecting), .report(.trackStarted)]
+        if facts.decoding != .localFile(track: resync.engineTrack),
+          facts.decoding != .liveStream(track: resync.engineTrack)
+        {
+          resync.decoderReadyReported = true
+          actions.append(.report(.decoderReady))
+        }
+        state = .handingBack(resync)
+        actions.append(
+          .log(
+            .notice,
+            "resync: the server plays track \(resync.queueIndex + 1) again; the cached copy plays to its end, "
+              + "then the server's stream takes over"))
+        return actions
+      default:
+        return [.forward(message)]
+      }
+    case .handingBack(let resync):
+      switch command.command {
+      case .stop, .flush:
+        state = .online
+        return [.forward(message), .log(.notice, "resync: the server stopped or moved playback; following it")]
+      case .start where !resync.decoderReadyReported:
+        state = .online
+        return [.forward(message), .log(.notice, "resync: the server moved playback; following it")]
+      default:
+        return [.forward(message)]
+      }
+    }
+  }
+
+  /// The elapsed time to report in a STAT: LMS adds it to the offset it was asked for.
+  public func reportedElapsedMilliseconds(engineMilliseconds: UInt32, heardTrack: Int?) -> UInt32 {
+    switch state {
+    case .resyncing:
+      return 0
+    case .handingBack(let resync) where heardTrack == resync.engineTrack:
+      let start = ledger.placement(of: resync.engineTrack)?.startSeconds ?? 0
+      let heard = start * 1000 + Double(engineMilliseconds)
+      return UInt32(max(0, (heard - resync.requestedSeconds * 1000).rounded()))
+    default:
+      return engineMilliseconds
+    }
+  }
+
+  // MARK: Queue
+
+  /// A status from the poller (published only when it changed).
+  public mutating func statusPolled(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
+    switch state {
+    case .online, .handingBack: break
+    default: return []
+    }
+    var actions: [Action] = []
+    if let known = ledger.latest?.playlistTimestamp, known != status.playlistTimestamp {
+      actions.append(.log(.info, "queue changed on the server"))
+    }
+    ledger.record(status)
+    if status.mode == .play, let heard = facts.heard, let current = status.currentIndex {
+      ledger.correct(heard.engineTrack, to: current)
+      // A stream that began after a seek: the server's time runs ahead of what the engine counts.
+      if case .online = state {
+        let offset = status.time - heard.seconds
+        ledger.setStartSeconds(offset > 0.5 ? offset : 0, of: heard.engineTrack)
+      }
+    }
+    return actions + [.planDownloads]
+  }
+
+  // MARK: Resync
+
+  private mutating func resyncSoon(afterMilliseconds delay: Int, facts: EngineFacts) -> [Action] {
+    guard let heard = facts.heard, let placement = ledger.placement(of: heard.engineTrack) else {
+      return [.readStatusForResync(fromIndex: ledger.latest?.currentIndex ?? 0, afterMilliseconds: delay)]
+    }
+    return [.readStatusForResync(fromIndex: placement.queueIndex, afterMilliseconds: delay)]
+  }
+
+  /// The server's queue, read after the reconnect: bring the server to what is heard.
+  public mutating func resyncStatusArrived(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
+    guard state == .offline, isConnected else { return [] }
+    guard let heard = facts.heard, facts.isPlaying || facts.isPaused,
+      let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
+    else {
+      ledger.record(status)
+      state = .online
+      return [.log(.notice, "resync: nothing is playing locally; the server takes over as it is"), .planDownloads]
+    }
+    var index = placement.queueIndex
+    var actions: [Action] = []
+    if case .edited(let why) = ledger.compare(with: status) {
+      ledger.record(status)
+      guard let moved = status.tracks.first(where: { $0.identity == track.identity }) else {
+        ledger.forgetAllTracks()
+        state = .online
+        actions += [
+          .log(.notice, "resync: the queue was edited on the server while offline (\(why)): following the server"),
+          .stopLocal,
+        ]
+        if status.mode == .play, let current = status.currentIndex {
+          actions.append(.restartServerTrack(queueIndex: current))
+        }
+        return actions + [.planDownloads]
+      }
+      ledger.correct(heard.engineTrack, to: moved.index)
+      index = moved.index
+      actions.append(
+        .log(
+          .notice, "resync: the queue was edited on the server while offline (\(why)); the heard track is now \(index + 1)"))
+    } else {
+      ledger.record(status)
+    }
+    let heardSeconds = placement.startSeconds + heard.seconds
+    // LMS skips a track when asked for a time past its end.
+    let latest = max(0, (track.duration ?? .infinity) - 0.5)
+    let requested = (min(heardSeconds, latest) * 1000).rounded(.down) / 1000
+    state = .resyncing(Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: requested))
+    return actions + [
+      .dropLocalTracks(after: heard.engineTrack),
+      .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
+      .jump(queueIndex: index, seconds: requested, thenPause: facts.isPaused),
+      .armResyncTimeout,
+    ]
+  }
+
+  /// The status could not be read, the jump was refused, or no stream came in time.
+  public mutating func resyncFailed(_ reason: String) -> [Action] {
+    let index: Int
+    switch state {
+    case .resyncing(let resync): index = resync.queueIndex
+    case .offline where isConnected: index = ledger.latest?.currentIndex ?? 0
+    default: return []
+    }
+    state = .offline
+    return [
+      .cancelResyncTimeout, .log(.warning, "resync: \(reason); playing on from the cache"),
+      .readStatusForResync(fromIndex: index, afterMilliseconds: 5000),
+    ]
+  }
+
+  // MARK: Local playback
+
+  /// A saved state resumes from the cache (a restart with no server in reach).
+  public mutating func resumeSaved(_ ledger: QueueLedger) {
+    self.ledger = ledger
+    state = .offline
+  }
+
+  /// Local control replaced everything that played.
+  public mutating func localRestart() {
+    ledger.forgetAllTracks()
+  }
+
+  private func queueTrack(of engineTrack: Int) -> QueueTrack? {
+    ledger.placement(of: engineTrack).flatMap { ledger.track(at: $0.queueIndex) }
+  }
+}

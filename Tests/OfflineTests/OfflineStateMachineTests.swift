@@ -1,0 +1,284 @@
+import LMSControl
+import SlimProto
+import Testing
+
+@testable import Offline
+
+/// A queue of `count` library tracks of 10 s each, ids 100, 101, …
+private func queue(_ count: Int, ids: [Int]? = nil) -> [QueueTrack] {
+  let ids = ids ?? (0..<count).map { 100 + $0 }
+  return ids.enumerated().map { index, id in
+    QueueTrack(
+      index: index, id: id, title: "t\(id)", duration: 10, url: "file:///music/\(id).flac", type: "flc",
+      fileSize: 1000 + id)
+  }
+}
+
+private func status(
+  _ tracks: [QueueTrack], current: Int, mode: LMSStatus.Mode = .play, time: Double = 0, timestamp: Double = 1
+) -> LMSStatus {
+  LMSStatus(
+    mode: mode, time: time, currentIndex: current, playlistTimestamp: timestamp, trackCount: tracks.count,
+    tracks: tracks)
+}
+
+private typealias Facts = OfflineStateMachine.EngineFacts
+
+private let everythingCached: @Sendable (QueueTrack) -> Bool = { _ in true }
+private let nothingCached: @Sendable (QueueTrack) -> Bool = { _ in false }
+
+/// A machine that is online and has seen `tracks`, with engine track 1 playing entry `current`.
+private func playingMachine(_ tracks: [QueueTrack], current: Int = 0) -> OfflineStateMachine {
+  var machine = OfflineStateMachine()
+  _ = machine.connectionChanged(up: true, facts: Facts(), isCached: everythingCached)
+  _ = machine.statusPolled(status(tracks, current: current), facts: Facts())
+  machine.trackCreated(1, facts: Facts())
+  _ = machine.trackStarted(1)
+  return machine
+}
+
+private func playing(_ track: Int, at seconds: Double, decoding: Facts.Decoding = .idle) -> Facts {
+  Facts(decoding: decoding, isPlaying: true, heard: .init(engineTrack: track, seconds: seconds))
+}
+
+private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMachine.Action] {
+  actions.filter { if case .jump = $0 { true } else { false } }
+}
+
+@Suite struct QueueLedgerTests {
+  @Test func aRestoredQueueWithANewTimestampIsTheSameQueue() {
+    var ledger = QueueLedger()
+    ledger.record(status(queue(8), current: 3, timestamp: 1))
+    // LMS after a restart: same entries, new timestamp, its own idea of the current track.
+    #expect(ledger.compare(with: status(queue(8), current: 1, mode: .stop, timestamp: 99)) == .same)
+  }
+
+  @Test func addedRemovedAndReorderedTracksAreEdits() {
+    var ledger = QueueLedger()
+    ledger.record(status(queue(4), current: 0))
+    let added = queue(5)
+    let removed = Array(queue(3))
+    let reordered = queue(4, ids: [100, 102, 101, 103])
+    #expect(ledger.compare(with: status(added, current: 0)) != .same)
+    #expect(ledger.compare(with: status(removed, current: 0)) != .same)
+    #expect(ledger.compare(with: status(reordered, current: 0)) != .same)
+  }
+
+  @Test func aDifferentFileUnderTheSameIdIsAnEdit() {
+    var ledger = QueueLedger()
+    ledger.record(status(queue(2), current: 0))
+    var changed = queue(2)
+    changed[1].fileSize = 5
+    #expect(ledger.compare(with: status(changed, current: 0)) != .same)
+  }
+
+  @Test func aCorrectionMovesEveryPlacedTrack() {
+    var ledger = QueueLedger()
+    ledger.place(5, at: 2)
+    ledger.place(6, at: 3)
+    ledger.correct(5, to: 4)
+    #expect(ledger.placement(of: 5)?.queueIndex == 4)
+    #expect(ledger.placement(of: 6)?.queueIndex == 5)
+  }
+}
+
+@Suite struct OfflineStateMachineTests {
+  // MARK: Handoff
+
+  @Test func aLostConnectionHandsACachedLiveStreamToTheCacheAtOnce() {
+    var machine = playingMachine(queue(3))
+    let actions = machine.connectionChanged(
+      up: false, facts: playing(1, at: 2, decoding: .liveStream(track: 1)), isCached: everythingCached)
+    #expect(actions.contains(.continueFromCache(engineTrack: 1, track: queue(3)[0])))
+    #expect(machine.state == .offline)
+  }
+
+  @Test func anUncachedLiveStreamPlaysOutThenTheNextCachedTrackFollows() {
+    var machine = playingMachine(queue(3))
+    let cachedFromTheSecond: (QueueTrack) -> Bool = { $0.index > 0 }
+    let lost = machine.connectionChanged(
+      up: false, facts: playing(1, at: 2, decoding: .liveStream(track: 1)), isCached: cachedFromTheSecond)
+    #expect(!lost.contains { if case .continueFromCache = $0 { true } else { false } })
+    #expect(machine.state == .disconnected)
+    // The stream stalls with the server away: it is given up on.
+    #expect(machine.liveStreamStalled() == [.abandonLiveStream])
+    let decoded = machine.trackDecoded(1, cutShort: true, isCached: cachedFromTheSecond)
+    #expect(decoded.contains(.playCached(Array(queue(3)[1...]))))
+    #expect(machine.state == .offline)
+  }
+
+  @Test func aFinishedStreamIsFollowedByTheNextCachedTrackAndACutOneContinues() {
+    var machine = playingMachine(queue(3))
+    var facts = playing(1, at: 2)
+    facts.lastDecodedTrack = 1
+    let whole = machine.connectionChanged(up: false, facts: facts, isCached: everythingCached)
+    #expect(whole.contains(.playCached(Array(queue(3)[1...]))))
+
+    var cut = playingMachine(queue(3))
+    facts.lastDecodedCutShort = true
+    let repaired = cut.connectionChanged(up: false, facts: facts, isCached: everythingCached)
+    #expect(repaired.contains(.continueFromCache(engineTrack: 1, track: queue(3)[0])))
+  }
+
+  @Test func uncachedTracksAreSkippedAndNothingCachedPlaysOut() {
+    var machine = playingMachine(queue(4))
+    _ = machine.connectionChanged(up: false, facts: playing(1, at: 2), isCached: everythingCached)
+    let onlyTheLast: (QueueTrack) -> Bool = { $0.index == 3 }
+    #expect(machine.trackDecoded(1, cutShort: false, isCached: onlyTheLast).contains(.playCached([queue(4)[3]])))
+    #expect(!machine.trackDecoded(1, cutShort: false, isCached: nothingCached).contains { action in
+      if case .playCached = action { true } else { false }
+    })
+  }
+
+  @Test func reportsDoNotReachTheServerOffline() {
+    var machine = playingMachine(queue(2))
+    #expect(machine.forwardsReports())
+    _ = machine.connectionChanged(
+      up: false, facts: playing(1, at: 1, decoding: .liveStream(track: 1)), isCached: everythingCached)
+    #expect(!machine.forwardsReports())
+  }
+
+  // MARK: Resync
+
+  /// Offline on engine track `local` (entry `index`), then reconnected.
+  private func reconnected(_ tracks: [QueueTrack], index: Int, local: Int = 7) -> OfflineStateMachine {
+    var machine = playingMachine(tracks)
+    _ = machine.connectionChanged(
+      up: false, facts: playing(1, at: 1, decoding: .liveStream(track: 1)), isCached: everythingCached)
+    machine.localTrackQueued(local, queueIndex: index)
+    let up = machine.connectionChanged(up: true, facts: playing(local, at: 3), isCached: everythingCached)
+    #expect(up.contains(.readStatusForResync(fromIndex: index, afterMilliseconds: 100)))
+    return machine
+  }
+
+  @Test func aServerRestartedWithTheSameQueueIsBroughtToTheHeardPosition() {
+    var machine = reconnected(queue(8), index: 4)
+    // LMS restarted: queue restored with a new timestamp, stopped at another index.
+    let actions = machine.resyncStatusArrived(
+      status(queue(8), current: 1, mode: .stop, timestamp: 12345), facts: playing(7, at: 3.2567))
+    #expect(jumps(actions) == [.jump(queueIndex: 4, seconds: 3.256, thenPause: false)])
+    #expect(actions.contains(.dropLocalTracks(after: 7)))
+    guard case .resyncing(let resync) = machine.state else {
+      Issue.record("expected resyncing, got \(machine.state)")
+      return
+    }
+    #expect(resync.engineTrack == 7 && resync.queueIndex == 4)
+  }
+
+  @Test func aLocalSeekCountsInTheHeardPosition() {
+    var machine = reconnected(queue(3), index: 1)
+    machine.localTrackQueued(8, queueIndex: 1, startSeconds: 4)
+    let actions = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(8, at: 1.5))
+    #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 5.5, thenPause: false)])
+  }
+
+  @Test func aTimePastTheTrackEndIsNotAskedFor() {
+    var machine = reconnected(queue(3), index: 1)
+    let actions = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 9.9))
+    #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 9.5, thenPause: false)])
+  }
+
+  @Test func aPausedPlayerStaysPausedAfterTheResync() {
+    var machine = reconnected(queue(3), index: 1)
+    var facts = playing(7, at: 2)
+    facts.isPlaying = false
+    facts.isPaused = true
+    let actions = machine.resyncStatusArrived(status(queue(3), current: 1, mode: .pause), facts: facts)
+    #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 2, thenPause: true)])
+  }
+
+  @Test func anEditThatKeepsTheHeardTrackFollowsItToItsNewIndex() {
+    var machine = reconnected(queue(4), index: 2)
+    // A track inserted before it: the heard track (id 102) is now entry 3.
+    let edited = queue(5, ids: [100, 150, 101, 102, 103])
+    let actions = machine.resyncStatusArrived(status(edited, current: 0), facts: playing(7, at: 1))
+    #expect(jumps(actions) == [.jump(queueIndex: 3, seconds: 1, thenPause: false)])
+  }
+
+  @Test func anEditThatRemovedTheHeardTrackFollowsTheServer() {
+    var machine = reconnected(queue(4), index: 2)
+    let edited = queue(3, ids: [100, 101, 103])
+    let actions = machine.resyncStatusArrived(status(edited, current: 1), facts: playing(7, at: 1))
+    #expect(jumps(actions).isEmpty)
+    #expect(actions.contains(.stopLocal))
+    #expect(actions.contains(.restartServerTrack(queueIndex: 1)))
+    #expect(machine.state == .online)
+  }
+
+  @Test func nothingPlayingLocallyLeavesTheServerAsItIs() {
+    var machine = reconnected(queue(2), index: 1)
+    let actions = machine.resyncStatusArrived(status(queue(2), current: 1), facts: Facts())
+    #expect(jumps(actions).isEmpty)
+    #expect(machine.state == .online)
+  }
+
+  @Test func theServerStreamIsAdoptedAndTakesOverAtTheNextTrack() {
+    var machine = reconnected(queue(3), index: 1)
+    _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .automatic, format: .flac))
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    // LMS stops its old stream first: answered, nothing stops.
+    #expect(machine.serverMessage(stop, facts: playing(7, at: 3)) == [.report(.flushed)])
+    // The jump's stream for the heard track: adopted, not played. The cached copy is still
+    // being read, so STMd waits for its end.
+    let adopted = machine.serverMessage(start, facts: playing(7, at: 3.1, decoding: .localFile(track: 7)))
+    #expect(adopted.contains(.report(.trackStarted)))
+    #expect(!adopted.contains(.report(.decoderReady)))
+    #expect(!adopted.contains(.forward(start)))
+    #expect(machine.forwardsReports())
+    // LMS's time: the offset it was asked for plus the elapsed time reported.
+    #expect(machine.reportedElapsedMilliseconds(engineMilliseconds: 5000, heardTrack: 7) == 2000)
+    _ = machine.trackDecoded(7, cutShort: false, isCached: everythingCached)
+    // The next track's stream is queued behind the cached copy and takes over when heard.
+    #expect(machine.serverMessage(start, facts: playing(7, at: 9)) == [.forward(start)])
+    machine.trackCreated(9, facts: playing(7, at: 9))
+    #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
+    _ = machine.trackStarted(9)
+    #expect(machine.state == .online)
+  }
+
+  @Test func aStopDuringTheHandbackIsTheUsersAndIsFollowed() {
+    var machine = reconnected(queue(3), index: 1)
+    _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .automatic, format: .flac))
+    _ = machine.serverMessage(start, facts: playing(7, at: 3))
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    #expect(machine.serverMessage(stop, facts: playing(7, at: 4)).contains(.forward(stop)))
+    #expect(machine.state == .online)
+  }
+
+  @Test func noStreamInTimeOrAConnectionLossKeepsPlayingFromTheCache() {
+    var machine = reconnected(queue(3), index: 1)
+    _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))
+    let failed = machine.resyncFailed("the server's stream did not start in time")
+    #expect(machine.state == .offline)
+    #expect(failed.contains(.readStatusForResync(fromIndex: 1, afterMilliseconds: 5000)))
+    #expect(!failed.contains(.stopLocal))
+
+    var lost = reconnected(queue(3), index: 1)
+    _ = lost.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))
+    _ = lost.connectionChanged(up: false, facts: playing(7, at: 3.5), isCached: everythingCached)
+    #expect(lost.state == .offline)
+  }
+
+  @Test func serverStreamCommandsAreIgnoredOfflineUntilTheResync() {
+    var machine = reconnected(queue(3), index: 1)
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    #expect(machine.serverMessage(stop, facts: playing(7, at: 3)).isEmpty)
+    let volume = ServerMessage.audioGain(AudioGain(left: 1, right: 1))
+    #expect(machine.serverMessage(volume, facts: playing(7, at: 3)) == [.forward(volume)])
+  }
+
+  @Test func aStreamFailureWhileConnectedResyncsAtOnce() {
+    var machine = playingMachine(queue(3))
+    let actions = machine.streamFailed(1, isCached: everythingCached)
+    #expect(actions.contains(.continueFromCache(engineTrack: 1, track: queue(3)[0])))
+    #expect(actions.contains(.readStatusForResync(fromIndex: 0, afterMilliseconds: 300)))
+  }
+
+  @Test func aSeekOnTheServerIsCountedFromItsOffset() {
+    var machine = playingMachine(queue(3))
+    _ = machine.statusPolled(status(queue(3), current: 0, time: 6.0), facts: playing(1, at: 2.0))
+    #expect(machine.ledger.placement(of: 1)?.startSeconds == 4.0)
+  }
+}

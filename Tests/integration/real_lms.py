@@ -1,0 +1,473 @@
+"""The real Lyrion/Logitech Media Server 7.9.1 for the integration tests, and a tagged library made for it.
+
+`RealLMS` wraps `../shared/lms/lms` (the script that runs an unmodified LMS 7.9.1 as the `squeezeboxserver`
+user; it needs root). The test talks to the server over JSON-RPC from its own address, 127.0.0.3, so that
+`partition()` (iptables DROP rules between the player at 127.0.0.1 and the server) cuts the player off
+without cutting off the test.
+
+`MusicLibrary` makes the albums with the real encoders (sox, flac, lame), tagged, in a folder the LMS user
+can read, once (existing files are kept), with reference decodes beside it (outside the scanned folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.client
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+PLAYER_ADDR = "127.0.0.1"  # where slimplay's connections come from (the kernel's choice for 127.0.0.2)
+CLIENT_ADDR = "127.0.0.3"  # the test's own JSON-RPC source address: not partitioned
+STATUS_TAGS = "tags:adlKuf"
+LMS_USER = "squeezeboxserver"  # the script runs LMS as this user
+
+
+class LMSError(RuntimeError):
+    pass
+
+
+class UnknownPlayer(LMSError):
+    """LMS closes the connection without an answer to a query for a player it does not know (also right
+    after a restart, until the player has reconnected)."""
+
+
+# --- the music library ------------------------------------------------------------------------------------
+
+ARTIST = "Slimplay Test Tones"
+
+
+@dataclass(frozen=True)
+class TrackSpec:
+    seconds: float
+    freq: str
+    rate: int = 44100
+    bits: int = 16
+
+
+# album -> (format, tracks). Tones differ per track so that a wrong track or a wrong offset shows.
+ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
+    "FLAC 16-44": ("flac", [TrackSpec(s, f) for s, f in zip(
+        (6, 7, 8, 9, 10, 11, 12, 6.5), ("220", "330", "440", "550", "660", "770", "880", "990"))]),
+    "FLAC 24-96": ("flac", [TrackSpec(s, f, 96000, 24) for s, f in zip((6, 7, 8), ("300", "500", "700"))]),
+    "MP3 CBR": ("mp3-cbr", [TrackSpec(s, f) for s, f in zip((6, 7, 8), ("350", "450", "650"))]),
+    "MP3 VBR": ("mp3-vbr", [TrackSpec(s, f) for s, f in zip((6, 7, 8), ("375", "475", "675"))]),
+    "Mixed rates": ("flac", [TrackSpec(6, "400", 44100), TrackSpec(7, "600", 96000), TrackSpec(8, "800", 48000)]),
+}
+
+
+def _run(*args: str) -> None:
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+@dataclass(frozen=True)
+class Track:
+    album: str
+    number: int  # 1-based
+    title: str
+    path: Path  # the file LMS scans
+    master: Path  # the WAV it was encoded from (outside the music folder)
+    kind: str  # "flac", "mp3-cbr", "mp3-vbr"
+    rate: int
+    bits: int
+    seconds: float
+
+    @property
+    def url(self) -> str:
+        """The file URL LMS gives this track (tag u)."""
+        return "file://" + urllib.parse.quote(str(self.path), safe="/!*'()")
+
+    def reference(self) -> bytes:
+        """What a bit-exact player outputs: `flac -d` raw (the file's own width, little-endian) or `mpg123 -s`."""
+        target = self.master.with_suffix(".ref.raw")
+        if not target.exists():
+            partial = target.with_suffix(".partial")
+            if self.kind == "flac":
+                _run("flac", "-s", "-f", "-d", "--force-raw-format", "--endian=little", "--sign=signed",
+                     "-o", str(partial), str(self.path))
+            else:
+                with open(partial, "wb") as out:
+                    subprocess.run(["mpg123", "-q", "-s", str(self.path)], check=True, stdout=out)
+            partial.rename(target)
+        return target.read_bytes()
+
+
+class MusicLibrary:
+    """`<root>/music/<album>/<NN> <title>.<ext>` (scanned by LMS), `<root>/ref/` (masters and decodes)."""
+
+    def __init__(self, root: Path = Path("/tmp/slimplay-lms-music")):
+        self.root = root
+        self.music = root / "music"
+        self.ref = root / "ref"
+        self.albums: dict[str, list[Track]] = {}
+        for album, (kind, specs) in ALBUMS.items():
+            ext = "flac" if kind == "flac" else "mp3"
+            slug = album.replace(" ", "_")
+            self.albums[album] = [
+                Track(album, n, title := f"{album} Track {n} ({spec.freq} Hz)",
+                      self.music / album / f"{n:02d} {title}.{ext}", self.ref / f"{slug}-{n:02d}.wav",
+                      kind, spec.rate, spec.bits, spec.seconds)
+                for n, spec in enumerate(specs, start=1)
+            ]
+
+    def tracks(self, album: str) -> list[Track]:
+        return self.albums[album]
+
+    def all_tracks(self) -> list[Track]:
+        return [track for tracks in self.albums.values() for track in tracks]
+
+    def build(self) -> MusicLibrary:
+        """Makes every missing file (each written under a temporary name, then renamed), readable by all."""
+        self.ref.mkdir(parents=True, exist_ok=True)
+        for album, (_, specs) in ALBUMS.items():
+            (self.music / album).mkdir(parents=True, exist_ok=True)
+            for track, spec in zip(self.albums[album], specs):
+                self._make(track, spec)
+        for folder in (self.root, self.music, self.ref, *[self.music / a for a in ALBUMS]):
+            folder.chmod(0o755)
+        for track in self.all_tracks():
+            track.path.chmod(0o644)
+        return self
+
+    def _make(self, track: Track, spec: TrackSpec) -> None:
+        if not track.master.exists():
+            partial = track.master.with_suffix(".partial.wav")
+            _run("sox", "-n", "-r", str(spec.rate), "-b", str(spec.bits), "-c", "2", str(partial),
+                 "synth", str(spec.seconds), "sine", spec.freq, "whitenoise", "vol", "0.5", "remix", "-",
+                 "channels", "2")
+            partial.rename(track.master)
+        if track.path.exists():
+            return
+        partial = track.path.with_name(".partial-" + track.path.name)
+        if track.kind == "flac":
+            _run("flac", "-s", "-f", "-o", str(partial), str(track.master))
+            _run("metaflac", f"--set-tag=ARTIST={ARTIST}", f"--set-tag=ALBUM={track.album}",
+                 f"--set-tag=TITLE={track.title}", f"--set-tag=TRACKNUMBER={track.number}", str(partial))
+        else:
+            quality = ["-b", "320"] if track.kind == "mp3-cbr" else ["-V2"]
+            _run("lame", "--quiet", *quality, "--tt", track.title, "--ta", ARTIST, "--tl", track.album,
+                 "--tn", str(track.number), str(track.master), str(partial))
+        partial.rename(track.path)
+
+
+# --- the server ---------------------------------------------------------------------------------------------
+
+
+class _SourceBoundHandler(urllib.request.HTTPHandler):
+    """urllib's HTTP handler with the client socket bound to one source address."""
+
+    def __init__(self, source: str):
+        super().__init__()
+        self.source = source
+
+    def http_open(self, req):  # noqa: ANN001, ANN201
+        return self.do_open(functools.partial(http.client.HTTPConnection, source_address=(self.source, 0)), req)
+
+
+def _int(value: Any, default: int = 0) -> int:
+    """LMS sends many numbers as strings."""
+    try:
+        return int(float(value))
+    except (TypeError, ValueError):
+        return default
+
+
+class RealLMS:
+    """One LMS instance driven by the `lms` script: `LMS_MUSIC`, `LMS_STATE`, `LMS_ADDR` as given."""
+
+    def __init__(self, script: Path, music: Path, state: Path, addr: str = "127.0.0.2", http_port: int = 9000,
+                 start_timeout: float = 300, library: MusicLibrary | None = None):
+        self.script = Path(script)
+        self.music = Path(music)
+        self.state = Path(state)
+        self.addr = addr
+        self.http_port = http_port
+        self.start_timeout = start_timeout
+        self.library = library
+        self.url = f"http://{addr}:{http_port}/jsonrpc.js"
+        self._opener = urllib.request.build_opener(_SourceBoundHandler(CLIENT_ADDR))
+        self._partitioned = False
+        self._track_ids: dict[str, int] | None = None
+        self.timings: dict[str, float] = {}
+        self.stale_scan_flags = 0
+        # The script's own curl calls (start/wait) read $CURL_HOME/.curlrc: bind them to the test's address too,
+        # so a restart during a partition still sees the server come up.
+        self._curl_home = self.state.parent / (self.state.name + "-curl")
+        self._curl_home.mkdir(parents=True, exist_ok=True)
+        (self._curl_home / ".curlrc").write_text(f"interface = {CLIENT_ADDR}\n")
+
+    # -- the script --
+
+    def _env(self) -> dict[str, str]:
+        return {**os.environ, "LMS_MUSIC": str(self.music), "LMS_STATE": str(self.state), "LMS_ADDR": self.addr,
+                "LMS_HTTP_PORT": str(self.http_port), "LMS_START_TIMEOUT": str(int(self.start_timeout)),
+                "CURL_HOME": str(self._curl_home)}
+
+    def script_run(self, *args: str, timeout: float | None = None) -> str:
+        result = subprocess.run([str(self.script), *args], env=self._env(), capture_output=True, text=True,
+                                timeout=timeout or self.start_timeout + 60)
+        if result.returncode != 0:
+            raise LMSError(f"lms {' '.join(args)} exited {result.returncode}: {result.stderr.strip()[-2000:]}")
+        return result.stdout
+
+    def start(self) -> float:
+        """Starts the server (scans the library if the state folder's database is new); returns seconds taken.
+
+        After a `kill()` during a scan LMS's database still says "scanning" (metainformation isScanning=1) and
+        a restarted LMS reports `rescan: 1` for ever, so the script would wait for a scan that never ends: the
+        stale flag is cleared first (`stale_scan_flags` counts it), and a library left incomplete is
+        scanned again (`lms rescan`, which gives new track ids)."""
+        t0 = time.monotonic()
+        if not self.running() and self._clear_stale_scan_flag():
+            self.stale_scan_flags += 1
+        self.script_run("start")
+        self._track_ids = None
+        if self.library is not None and self.song_count() != len(self.library.all_tracks()):
+            self.script_run("rescan")
+        self.timings["start"] = time.monotonic() - t0
+        return self.timings["start"]
+
+    def song_count(self) -> int:
+        return _int(self.rpc("", ["serverstatus", 0, 0]).get("info total songs"))
+
+    def _clear_stale_scan_flag(self) -> bool:
+        database = self.state / "cache" / "library.db"
+        if not database.exists():
+            return False
+        # as the LMS user (the database's owner), with the perl DBI the server itself uses
+        script = ('my $d = DBI->connect("dbi:SQLite:dbname=$ARGV[0]", "", "", {RaiseError => 1}); '
+                  'print $d->do("UPDATE metainformation SET value = 0 WHERE name = \'isScanning\' AND value != 0") + 0')
+        result = subprocess.run(["setpriv", f"--reuid={LMS_USER}", f"--regid={LMS_USER}", "--init-groups",
+                                 "perl", "-MDBI", "-e", script, str(database)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise LMSError(f"could not clear the stale scan flag: {result.stderr.strip()}")
+        return result.stdout.strip() not in ("", "0")
+
+    def stop(self) -> None:
+        self.script_run("stop", timeout=60)
+
+    def restart(self) -> float:
+        """A real server restart: LMS restores each player's queue from its database (with a new timestamp)."""
+        t0 = time.monotonic()
+        self.script_run("restart")
+        self._track_ids = None
+        self.timings["restart"] = time.monotonic() - t0
+        return self.timings["restart"]
+
+    def wipe(self) -> None:
+        """Stops the server and deletes the state folder: the next start scans afresh (new track ids)."""
+        self.script_run("wipe", timeout=60)
+
+    def running(self) -> bool:
+        return subprocess.run([str(self.script), "status"], env=self._env(), capture_output=True).returncode == 0
+
+    def pid(self) -> int | None:
+        try:
+            return int((self.state / "lms.pid").read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def kill(self) -> None:
+        """SIGKILL of the server and everything it started (scanner, transcoders), as a crash would leave it:
+        the stale pid file stays (the script's `start` sees the process is gone)."""
+        pid = self.pid()
+        if pid is None or not Path(f"/proc/{pid}").exists():
+            return
+        victims = [pid, *_descendants(pid)]
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)  # the script starts LMS with setsid: its own process group
+        for victim in victims:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(_alive(v) for v in victims):
+            time.sleep(0.05)
+        left = [v for v in victims if _alive(v)]
+        if left:
+            raise LMSError(f"processes {left} survived SIGKILL")
+
+    def log(self, lines: int = 200) -> str:
+        try:
+            return "\n".join((self.state / "log" / "server.log").read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    # -- JSON-RPC --
+
+    def rpc(self, player: str, params: list[Any], timeout: float = 10) -> dict[str, Any]:
+        """One `slim.request` from 127.0.0.3; returns its `result` (LMS sends numbers as strings)."""
+        body = json.dumps({"id": 1, "method": "slim.request", "params": [player or "", [str(p) if isinstance(
+            p, (int, float)) else p for p in params]]}).encode()
+        request = urllib.request.Request(self.url, data=body, headers={"Content-Type": "application/json"})
+        try:
+            with self._opener.open(request, timeout=timeout) as response:
+                answer = json.loads(response.read())
+        except http.client.RemoteDisconnected as error:
+            if player:
+                raise UnknownPlayer(f"LMS gave no answer to {params} for {player}: not a known player") from error
+            raise
+        if answer.get("error"):
+            raise LMSError(f"{params}: {answer['error']}")
+        return answer.get("result") or {}
+
+    def server_status(self) -> dict[str, Any]:
+        return self.rpc("", ["serverstatus", 0, 50])
+
+    def players(self) -> list[dict[str, Any]]:
+        return self.server_status().get("players_loop", [])
+
+    def connected(self, mac: str) -> bool:
+        try:
+            return any(p.get("playerid") == mac and _int(p.get("connected")) == 1 for p in self.players())
+        except OSError:
+            return False
+
+    def wait_player(self, mac: str, timeout: float = 30) -> float:
+        """Until LMS lists the player as connected; returns the seconds it took."""
+        t0 = time.monotonic()
+        if not self.wait_for(lambda: self.connected(mac), timeout):
+            raise LMSError(f"player {mac} not connected to LMS within {timeout}s")
+        return time.monotonic() - t0
+
+    def wait_disconnected(self, mac: str, timeout: float = 30) -> float:
+        t0 = time.monotonic()
+        if not self.wait_for(lambda: not self.connected(mac), timeout):
+            raise LMSError(f"player {mac} still connected to LMS after {timeout}s")
+        return time.monotonic() - t0
+
+    @staticmethod
+    def wait_for(condition, timeout: float, interval: float = 0.2) -> bool:  # noqa: ANN001
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(OSError, LMSError):
+                if condition():
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(interval)
+
+    def status(self, mac: str) -> dict[str, Any]:
+        """`status - 50 tags:adlKuf`: mode, time, duration, playlist_cur_index, playlist_timestamp,
+        playlist_tracks, mixer volume, playlist_loop (id, title, url, ...), with numbers as LMS sends them."""
+        return self.rpc(mac, ["status", "-", 50, STATUS_TAGS])
+
+    def current_index(self, mac: str) -> int | None:
+        value = self.status(mac).get("playlist_cur_index")
+        return None if value is None else _int(value)
+
+    # -- the library --
+
+    def track_ids(self, refresh: bool = False) -> dict[str, int]:
+        """Every library track's id by its file path (from `titles ... tags:u`)."""
+        if self._track_ids is None or refresh:
+            result = self.rpc("", ["titles", 0, 10000, "tags:u"], timeout=30)
+            self._track_ids = {urllib.parse.unquote(urllib.parse.urlparse(t["url"]).path): _int(t["id"])
+                               for t in result.get("titles_loop", []) if str(t.get("url", "")).startswith("file:")}
+        return self._track_ids
+
+    def track_id(self, path: Path | str) -> int:
+        ids = self.track_ids()
+        if str(path) not in ids:
+            ids = self.track_ids(refresh=True)
+        if str(path) not in ids:
+            raise LMSError(f"{path} is not in the LMS library ({len(ids)} tracks)")
+        return ids[str(path)]
+
+    def load_tracks(self, mac: str, paths: list[Path | str]) -> list[int]:
+        """Clears the player's playlist and adds the files in order (by track id); returns the ids.
+        Does not start playback."""
+        ids = [self.track_id(getattr(p, "path", p)) for p in paths]
+        self.rpc(mac, ["playlist", "clear"])
+        for track in ids:
+            self.rpc(mac, ["playlistcontrol", "cmd:add", f"track_id:{track}"])
+        loop = self.status(mac).get("playlist_loop", [])
+        got = [_int(entry.get("id")) for entry in loop]
+        if got != ids:
+            raise LMSError(f"playlist is {got}, expected {ids}")
+        return ids
+
+    def play(self, mac: str, index: int = 0) -> None:
+        """Starts the playlist at `index` (from its first sample)."""
+        self.rpc(mac, ["playlist", "index", index])
+
+    def pause(self, mac: str) -> None:
+        self.rpc(mac, ["pause", 1])
+
+    def unpause(self, mac: str) -> None:
+        self.rpc(mac, ["pause", 0])
+
+    def stop_playing(self, mac: str) -> None:
+        self.rpc(mac, ["stop"])
+
+    def set_volume(self, mac: str, volume: int) -> None:
+        self.rpc(mac, ["mixer", "volume", volume])
+
+    # -- the network --
+
+    def _rules(self) -> list[list[str]]:
+        return [["INPUT", "-s", PLAYER_ADDR, "-d", self.addr, "-j", "DROP"],
+                ["INPUT", "-s", self.addr, "-d", PLAYER_ADDR, "-j", "DROP"]]
+
+    @contextlib.contextmanager
+    def partition(self) -> Iterator[None]:
+        """Drops every packet between the player (127.0.0.1) and LMS from the call on; heals on leaving the
+        `with` block (also on an exception). The test's own queries (from 127.0.0.3) still pass."""
+        if shutil.which("iptables") is None:
+            raise LMSError("partition() needs iptables (scripts/lib.sh installs it)")
+        self.heal()
+        try:
+            for rule in self._rules():
+                subprocess.run(["iptables", "-w", "-I", *rule], check=True, capture_output=True)
+            self._partitioned = True
+            yield
+        finally:
+            self.heal()
+
+    def heal(self) -> None:
+        """Removes the partition rules (every copy; harmless when there are none or without iptables)."""
+        if shutil.which("iptables") is None:
+            return
+        for rule in self._rules():
+            for _ in range(10):
+                if subprocess.run(["iptables", "-w", "-D", *rule], capture_output=True).returncode != 0:
+                    break
+        self._partitioned = False
+
+    @property
+    def partitioned(self) -> bool:
+        return self._partitioned
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -117,6 +117,8 @@ public struct OfflineStateMachine: Sendable {
   public private(set) var state = State.online
   public private(set) var ledger = QueueLedger()
   public private(set) var isConnected = false
+  /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
+  private var resyncFailures = 0
 
   public init() {}
 
@@ -403,6 +405,7 @@ public struct OfflineStateMachine: Sendable {
   /// The server's queue, read after the reconnect: bring the server to what is heard.
   public mutating func resyncStatusArrived(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
     guard state == .offline, isConnected else { return [] }
+    resyncFailures = 0
     guard let heard = facts.heard, facts.isPlaying || facts.isPaused,
       let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
     else {
@@ -456,9 +459,11 @@ public struct OfflineStateMachine: Sendable {
     default: return []
     }
     state = .offline
+    resyncFailures += 1
+    let delay = min(5000, 250 << min(resyncFailures, 5))
     return [
-      .cancelResyncTimeout, .log(.warning, "resync: \(reason); playing on from the cache"),
-      .readStatusForResync(fromIndex: index, afterMilliseconds: 5000),
+      .cancelResyncTimeout, .log(.warning, "resync: \(reason); playing on from the cache, trying again"),
+      .readStatusForResync(fromIndex: index, afterMilliseconds: delay),
     ]
   }
 

@@ -252,7 +252,10 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))
     let failed = machine.resyncFailed("the server's stream did not start in time")
     #expect(machine.state == .offline)
-    #expect(failed.contains(.readStatusForResync(fromIndex: 1, afterMilliseconds: 5000)))
+    #expect(failed.contains(.readStatusForResync(fromIndex: 1, afterMilliseconds: 500)))
+    // LMS answers SlimProto before its web server is up: the retries start quick and back off.
+    let again = machine.resyncFailed("cannot read the server's status")
+    #expect(again.contains(.readStatusForResync(fromIndex: 1, afterMilliseconds: 1000)))
     #expect(!failed.contains(.stopLocal))
 
     var lost = reconnected(queue(3), index: 1)

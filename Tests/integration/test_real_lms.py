@@ -38,6 +38,35 @@ def first_difference(got: bytes, expected: bytes) -> int | None:
     return min(len(got), len(expected))
 
 
+def differing_spans(got: bytes, expected: bytes, frame: int = 4) -> list[tuple[int, int]]:
+    """The byte ranges (start, end) where two equally long captures differ, frame by frame."""
+    spans: list[tuple[int, int]] = []
+    step = 65536
+    for block in range(0, min(len(got), len(expected)), step):
+        if got[block:block + step] == expected[block:block + step]:
+            continue
+        for i in range(block, min(block + step, len(got), len(expected)), frame):
+            if got[i:i + frame] != expected[i:i + frame]:
+                if spans and spans[-1][1] == i:
+                    spans[-1] = (spans[-1][0], i + frame)
+                else:
+                    spans.append((i, i + frame))
+    return spans
+
+
+def assert_exact_but_for_fades(got: bytes, expected: bytes, fades: list[int], bytes_per_second: int) -> None:
+    """Equal length and equal samples, except in LMS's 0.3125 s volume fades around a pause or a
+    resume (Slim::Player::StreamingController fades out before it pauses): capture offsets in `fades`,
+    each with a window of 0.5 s before and after. Nothing may be lost or repeated there either: the
+    samples after the window match at the same offset."""
+    assert len(got) == len(expected), f"{len(got) - len(expected):+d} bytes"
+    window = bytes_per_second // 2
+    spans = differing_spans(got, expected)
+    print("differing spans (s):", [(round(a / bytes_per_second, 3), round(b / bytes_per_second, 3)) for a, b in spans])
+    stray = [span for span in spans if not any(at - window <= span[0] and span[1] <= at + window for at in fades)]
+    assert not stray, f"samples differ outside the pause fades: {stray[:5]}"
+
+
 def test_three_flac_tracks_play_bit_exact_and_lms_follows_the_queue(real_lms, start_player, tmp_path):
     tracks = real_lms.library.tracks("FLAC 16-44")[:3]
     reference = b"".join(track.reference() for track in tracks)
@@ -72,3 +101,23 @@ def test_three_flac_tracks_play_bit_exact_and_lms_follows_the_queue(real_lms, st
     assert indexes and indexes[0] == 0, seen
     assert 2 in indexes, f"LMS's status never showed the last track while it played: {seen}"
     assert [m for _, _, m in seen if m is not None].count("play") >= len(seen) // 2, seen
+
+
+def test_pause_and_resume_from_lms_lose_and_repeat_no_sample(real_lms, start_player, tmp_path):
+    tracks = real_lms.library.tracks("FLAC 16-44")[:2]
+    reference = b"".join(track.reference() for track in tracks)
+    player, capture = start(real_lms, start_player, tmp_path)
+    real_lms.load_tracks(MAC, tracks)
+    real_lms.play(MAC, 0)
+    assert real_lms.wait_for(lambda: len(capture.bytes()) > 2.5 * BYTES_PER_SECOND, timeout=20), player.log()
+    real_lms.pause(MAC)
+    time.sleep(1.5)
+    paused_at = len(capture.bytes())
+    time.sleep(1.0)
+    assert len(capture.bytes()) - paused_at <= BYTES_PER_SECOND // 20, "output runs while paused"
+    real_lms.unpause(MAC)
+    capture.wait_for_length(len(reference), timeout=30)
+    time.sleep(1.0)
+    got = capture.bytes()
+    print(f"captured {len(got)} bytes, reference {len(reference)}")
+    assert_exact_but_for_fades(got, reference, [paused_at], BYTES_PER_SECOND)

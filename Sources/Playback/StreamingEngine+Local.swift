@@ -80,6 +80,8 @@ extension StreamingEngine {
       fileStreamer.close()
     }
     input.reopen()
+    // Queued behind a paused track it waits for the resume, like the rest of the queue.
+    let paused = isPaused
     let id = nextTrackID
     nextTrackID += 1
     let command = StreamCommand(command: .start, autostart: .automatic, format: .flac)
@@ -90,7 +92,7 @@ extension StreamingEngine {
       tracks.removeAll { $0.id == id }
       return nil
     }
-    if !outputRunning {
+    if !outputRunning, !paused {
       player.start(.buffered(tenths: 0))
       outputRunning = true
     }

@@ -185,6 +185,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       worker.unpark()
     }
     input.reopen()
+    // Behind a track that plays or is paused, the new one starts when the output reaches it.
+    let queuedBehind = outputRunning || isPaused
     let id = nextTrackID
     nextTrackID += 1
     tracks.append(PlaybackTrack(id: id, command: command))
@@ -209,9 +211,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     }
     fetcher.open(
       host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect)
-    // A track queued behind one that plays starts when the output reaches it; a start posted
-    // now could land together with a later pause and undo it.
-    if command.autostart.startsAutomatically, !outputRunning {
+    // A start posted for a queued track could undo a pause (a paused player, or a pause that
+    // lands in the same batch of output requests).
+    if command.autostart.startsAutomatically, !queuedBehind {
       player.start(.buffered(tenths: Int(command.outputThreshold)))
       outputRunning = true
     }

@@ -120,7 +120,12 @@ struct PlayerRuntime {
     let watched = LoopConfined(session)
     _ = loop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { _ in
       let session = watched.value
-      if liveness.serverIsGone(silence: session.secondsSinceServerMessage, stall: streamingEngine.streamStalledSeconds) {
+      let engine = streamingEngine
+      let playingWithoutStream = engine.isPlaying && engine.decodingSource == nil
+      if liveness.serverIsGone(
+        silence: session.secondsSinceServerMessage, stall: engine.streamStalledSeconds,
+        playingWithoutStream: playingWithoutStream)
+      {
         session.abandonConnection()
       }
     }

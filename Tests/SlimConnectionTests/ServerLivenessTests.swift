@@ -17,4 +17,10 @@ import Testing
     #expect(!liveness.serverIsGone(silence: 8, stall: 1.9))
     #expect(liveness.serverIsGone(silence: 7, stall: 2))
   }
+
+  @Test func silenceWhilePlayingTheLastBufferedTrackIsAGoneServer() {
+    // LMS sends the next track once the current one starts; gone, it never will.
+    #expect(liveness.serverIsGone(silence: 7.5, stall: nil, playingWithoutStream: true))
+    #expect(!liveness.serverIsGone(silence: 4, stall: nil, playingWithoutStream: true))
+  }
 }

@@ -45,7 +45,8 @@ public struct SavedPlayback: Equatable, Sendable {
     else { return nil }
     self.init(
       server: server, playlistTimestamp: value["playlist_timestamp"]?.double, index: index, position: position,
-      sampleRate: value["sample_rate"]?.int ?? 44100, trackCount: value["track_count"]?.int, queue: queue.compactMap(QueueTrack.init))
+      sampleRate: value["sample_rate"]?.int ?? 44100, trackCount: value["track_count"]?.int,
+      queue: queue.compactMap(QueueTrack.init))
   }
 
   public static func load(from path: String) -> SavedPlayback? {

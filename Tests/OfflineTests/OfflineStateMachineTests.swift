@@ -125,9 +125,10 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     _ = machine.connectionChanged(up: false, facts: playing(1, at: 2), isCached: everythingCached)
     let onlyTheLast: (QueueTrack) -> Bool = { $0.index == 3 }
     #expect(machine.trackDecoded(1, cutShort: false, isCached: onlyTheLast).contains(.playCached([queue(4)[3]])))
-    #expect(!machine.trackDecoded(1, cutShort: false, isCached: nothingCached).contains { action in
-      if case .playCached = action { true } else { false }
-    })
+    #expect(
+      !machine.trackDecoded(1, cutShort: false, isCached: nothingCached).contains { action in
+        if case .playCached = action { true } else { false }
+      })
   }
 
   @Test func reportsDoNotReachTheServerOffline() {

@@ -118,6 +118,8 @@ def _real_lms_healed(request):
     yield
     if server is not None:
         server.heal()
+        if not server.running():  # a test that stopped or killed it failed before starting it again
+            server.start()
 
 
 def pytest_collection_modifyitems(items):

@@ -124,10 +124,12 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 class Capture:
     """Reads a player's stdout (raw PCM) on a thread, as fast as it comes."""
 
-    def __init__(self, stream, bytes_per_second: float | None = None):  # noqa: ANN001
-        """With `bytes_per_second`, reads no faster than real time (like a sound card)."""
+    def __init__(self, stream, bytes_per_second: float | None = None, seconds_for=None):  # noqa: ANN001
+        """With `bytes_per_second`, reads no faster than real time (like a sound card); with
+        `seconds_for(total_bytes)` instead, the same for audio whose rate changes along the way."""
         self.stream = stream
         self.rate = bytes_per_second
+        self.seconds_for = seconds_for or ((lambda total: total / bytes_per_second) if bytes_per_second else None)
         self.started = None
         self.data = bytearray()
         self.lock = threading.Lock()
@@ -137,7 +139,7 @@ class Capture:
     def _read(self) -> None:
         import time
 
-        size = 4096 if self.rate else 65536
+        size = 4096 if self.seconds_for else 65536
         while True:
             chunk = self.stream.read1(size) if hasattr(self.stream, "read1") else self.stream.read(size)
             if not chunk:
@@ -145,15 +147,15 @@ class Capture:
             with self.lock:
                 self.data.extend(chunk)
                 total = len(self.data)
-            if self.rate:
+            if self.seconds_for:
                 if self.started is None:
                     self.started = time.monotonic()
-                ahead = total / self.rate - (time.monotonic() - self.started)
+                ahead = self.seconds_for(total) - (time.monotonic() - self.started)
                 if ahead > 0:
                     time.sleep(ahead)
                 elif ahead < -0.05:
                     # Nothing came for a while (paused): a sound card does not catch up.
-                    self.started = time.monotonic() - total / self.rate
+                    self.started = time.monotonic() - self.seconds_for(total)
 
     def wait_for_length(self, length: int, timeout: float) -> bytes:
         import time

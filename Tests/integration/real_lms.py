@@ -59,10 +59,13 @@ class TrackSpec:
 ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
     "FLAC 16-44": ("flac", [TrackSpec(s, f) for s, f in zip(
         (6, 7, 8, 9, 10, 11, 12, 6.5), ("220", "330", "440", "550", "660", "770", "880", "990"))]),
-    "FLAC 24-96": ("flac", [TrackSpec(s, f, 96000, 24) for s, f in zip((6, 7, 8), ("300", "500", "700"))]),
-    "MP3 CBR": ("mp3-cbr", [TrackSpec(s, f) for s, f in zip((6, 7, 8), ("350", "450", "650"))]),
-    "MP3 VBR": ("mp3-vbr", [TrackSpec(s, f) for s, f in zip((6, 7, 8), ("375", "475", "675"))]),
-    "Mixed rates": ("flac", [TrackSpec(6, "400", 44100), TrackSpec(7, "600", 96000), TrackSpec(8, "800", 48000)]),
+    "FLAC 24-96": ("flac", [TrackSpec(s, f, 96000, 24) for s, f in zip((12, 14, 16, 10), ("300", "500", "700", "900"))]),
+    "MP3 CBR": ("mp3-cbr", [TrackSpec(s, f) for s, f in zip((10, 11, 12, 9), ("350", "450", "650", "750"))]),
+    "MP3 VBR": ("mp3-vbr", [TrackSpec(s, f) for s, f in zip((10, 11, 12, 9), ("375", "475", "675", "775"))]),
+    "Mixed rates": ("flac", [TrackSpec(14, "400", 44100), TrackSpec(14, "600", 96000), TrackSpec(14, "800", 48000),
+                             TrackSpec(10, "1000", 44100)]),
+    # Long enough to outlast a 90 s partition or two minutes of a flapping link.
+    "Long FLAC": ("flac", [TrackSpec(35, f) for f in ("240", "360", "480", "600")]),
 }
 
 

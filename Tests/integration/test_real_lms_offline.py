@@ -23,16 +23,39 @@ pytestmark = pytest.mark.real_lms
 MAC = "02:11:22:33:44:91"
 
 
+def widened(raw: bytes, bits: int) -> bytes:
+    """Little-endian samples of `bits` as the player writes them with `-a 32` (left-justified)."""
+    width = bits // 8
+    pad = b"\x00" * (4 - width)
+    return b"".join(pad + raw[i:i + width] for i in range(0, len(raw), width))
+
+
 @dataclass
 class Queue:
-    """Tracks in queue order, their reference decodes as the player writes them, and the rate."""
+    """Tracks in queue order and their reference decodes as the player writes them: 16-bit
+    (`-a 16`), or every track left-justified in 32 bits (`-a 32`) for queues of several rates."""
 
     tracks: list
-    bytes_per_second: int
+    wide: bool = False
     references: list[bytes] = field(default_factory=list)
+    rates: list[int] = field(default_factory=list)  # bytes per second of each track
 
     def __post_init__(self):
-        self.references = [track.reference() for track in self.tracks]
+        if self.wide:
+            self.references = [widened(track.reference(), track.bits) for track in self.tracks]
+            self.rates = [track.rate * 8 for track in self.tracks]
+        else:
+            self.references = [track.reference() for track in self.tracks]
+            self.rates = [track.rate * 4 for track in self.tracks]
+
+    @property
+    def sample_format(self) -> str:
+        return "32" if self.wide else "16"
+
+    @property
+    def bytes_per_second(self) -> int:
+        """Of the first track (the fades' windows, pauses)."""
+        return self.rates[0]
 
     @property
     def reference(self) -> bytes:
@@ -42,23 +65,77 @@ class Queue:
         """Queue index and seconds into it of the byte `captured` of the whole queue."""
         for index, reference in enumerate(self.references):
             if captured < len(reference) or index == len(self.references) - 1:
-                return index, captured / self.bytes_per_second
+                return index, captured / self.rates[index]
             captured -= len(reference)
         raise AssertionError("unreachable")
 
+    def seconds_for(self, captured: int) -> float:
+        """How long the first `captured` bytes play."""
+        seconds = 0.0
+        for reference, rate in zip(self.references, self.rates):
+            if captured <= len(reference):
+                return seconds + captured / rate
+            seconds += len(reference) / rate
+            captured -= len(reference)
+        return seconds + captured / self.rates[-1]
 
-def launch(real_lms, start_player, tmp_path, queue: Queue, *extra: str, name: str = "player"):
+
+def launch(real_lms, start_player, tmp_path, queue: Queue, *extra: str, name: str = "player", wait: bool = True):
     player = start_player(
-        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "16", "-n", "offline-test",
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", queue.sample_format, "-n", "offline-test",
         "--cache-dir", str(tmp_path / "cache"), "-d", "cache=debug", "-d", "lms=info",
         "--lms-port", str(real_lms.http_port), *extra, name=name, capture=True)
-    capture = Capture(player.process.stdout, bytes_per_second=queue.bytes_per_second)
+    capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
+    if not wait:
+        return player, capture
     try:
         real_lms.wait_player(MAC, timeout=20)
     except LMSError as error:
         pytest.fail(f"{error}\n{player.log()}")
     real_lms.set_volume(MAC, 100)  # bit-exact samples
     return player, capture
+
+
+class CacheWatch:
+    """At every track start heard after the first 30 s, whether the next track was already in the
+    cache (a complete file of its size in index.json): the prefetch figure."""
+
+    def __init__(self, capture, queue: Queue, tmp_path):
+        import threading
+
+        self.capture, self.queue, self.index_path = capture, queue, tmp_path / "cache" / "index.json"
+        self.hits = self.misses = 0
+        self.running = True
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _cached_sizes(self) -> set[int]:
+        import json
+
+        try:
+            return {int(entry.get("size", -1)) for entry in json.loads(self.index_path.read_text())["entries"]}
+        except (OSError, ValueError, KeyError, TypeError):
+            return set()
+
+    def _watch(self) -> None:
+        last = 0
+        while self.running:
+            captured = len(self.capture.bytes())
+            index, _ = self.queue.position(captured)
+            if index != last:
+                last = index
+                following = index + 1
+                if self.queue.seconds_for(captured) >= 30 and following < len(self.queue.tracks):
+                    if self.queue.tracks[following].path.stat().st_size in self._cached_sizes():
+                        self.hits += 1
+                    else:
+                        self.misses += 1
+            time.sleep(0.05)
+
+    def stop(self) -> str:
+        self.running = False
+        self.thread.join(2)
+        return f"next track cached at {self.hits} of {self.hits + self.misses} track starts after 30 s"
 
 
 def cached_count(tmp_path) -> int:
@@ -76,7 +153,7 @@ def play_until(real_lms, player, capture, queue: Queue, tmp_path, seconds: float
     real_lms.play(MAC, 0)
     deadline = time.monotonic() + seconds + 30
     while time.monotonic() < deadline:
-        if len(capture.bytes()) >= seconds * queue.bytes_per_second and cached_count(tmp_path) >= cached:
+        if queue.seconds_for(len(capture.bytes())) >= seconds and cached_count(tmp_path) >= cached:
             return
         time.sleep(0.05)
     pytest.fail(f"did not play {seconds} s with {cached} tracks cached\n{player.log()}")
@@ -140,7 +217,7 @@ def compare_whole_queue(player, capture, queue: Queue, timeout: float, fades: li
     got = capture.bytes()
     mismatch = first_difference(got, reference)
     print(f"captured {len(got)} bytes, reference {len(reference)} "
-          f"({len(reference) / queue.bytes_per_second:.2f} s), first difference at byte {mismatch}")
+          f"({queue.seconds_for(len(reference)):.2f} s), first difference at byte {mismatch}")
     if fades:
         assert_exact_but_for_fades(got, reference, fades, queue.bytes_per_second)
         return
@@ -149,7 +226,8 @@ def compare_whole_queue(player, capture, queue: Queue, timeout: float, fades: li
 
         Path("/tmp/slimplay-last-capture.raw").write_bytes(got)
         Path("/tmp/slimplay-last-reference.raw").write_bytes(reference)
-        print(f"at {mismatch / queue.bytes_per_second:.3f} s: {discontinuity(got, reference, mismatch)}")
+        index, seconds = queue.position(mismatch)
+        print(f"at track {index + 1} {seconds:.3f} s: {discontinuity(got, reference, mismatch, 8 if queue.wide else 4)}")
     assert len(got) == len(reference), f"{len(got) - len(reference):+d} bytes\n{player.log()}"
     assert mismatch is None, f"samples differ from the reference from byte {mismatch}\n{player.log()}"
 
@@ -179,12 +257,13 @@ def log_seconds(player, pattern: str) -> list[float]:
 
 
 def flac_queue(real_lms, count: int = 8) -> Queue:
-    return Queue(real_lms.library.tracks("FLAC 16-44")[:count], 44100 * 4)
+    return Queue(real_lms.library.tracks("FLAC 16-44")[:count])
 
 
 def test_lms_stopped_for_20_s_the_cache_plays_on_and_lms_is_resynced(real_lms, start_player, tmp_path):
     queue = flac_queue(real_lms)
     player, capture = launch(real_lms, start_player, tmp_path, queue)
+    watch = CacheWatch(capture, queue, tmp_path)
     play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0)
     real_lms.stop()
     time.sleep(20)
@@ -199,14 +278,15 @@ def test_lms_stopped_for_20_s_the_cache_plays_on_and_lms_is_resynced(real_lms, s
     paused_at = assert_server_controls_work(real_lms, player, capture, queue)
     # The pause above shifts nothing: the whole queue, sample for sample, but for LMS's fades.
     compare_whole_queue(player, capture, queue, timeout=90, fades=[paused_at])
+    print(watch.stop())
     assert "resync: the server's stream took over" in player.log(), player.log()
     assert real_lms.status(MAC).get("mode") == "stop"  # LMS followed the queue to its end
 
 
-def test_lms_killed_for_30_s_the_cache_plays_on_and_lms_is_resynced(real_lms, start_player, tmp_path):
-    queue = flac_queue(real_lms)
+def test_lms_killed_for_30_s_with_a_24_bit_96_khz_queue(real_lms, start_player, tmp_path):
+    queue = Queue(real_lms.library.tracks("FLAC 24-96"), wide=True)
     player, capture = launch(real_lms, start_player, tmp_path, queue)
-    play_until(real_lms, player, capture, queue, tmp_path, seconds=8.0)
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=8.0, cached=3)
     real_lms.kill()
     time.sleep(30)
     real_lms.start()
@@ -217,23 +297,95 @@ def test_lms_killed_for_30_s_the_cache_plays_on_and_lms_is_resynced(real_lms, st
     compare_whole_queue(player, capture, queue, timeout=90)
 
 
-def test_network_partition_of_20_s_is_noticed_before_the_buffer_runs_out(real_lms, start_player, tmp_path):
-    queue = flac_queue(real_lms)
+def mixed_codec_queue(real_lms) -> Queue:
+    flac, cbr, vbr = (real_lms.library.tracks(album) for album in ("FLAC 16-44", "MP3 CBR", "MP3 VBR"))
+    return Queue([flac[0], cbr[0], vbr[0], flac[1], cbr[1], vbr[1]])
+
+
+def test_lms_stopped_for_20_s_with_flac_and_mp3_cbr_and_vbr(real_lms, start_player, tmp_path):
+    queue = mixed_codec_queue(real_lms)
     player, capture = launch(real_lms, start_player, tmp_path, queue)
+    watch = CacheWatch(capture, queue, tmp_path)
+    # The outage starts in the CBR track and ends in the next FLAC one: the VBR track between is
+    # played from the cache.
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=10.0, cached=4)
+    real_lms.stop()
+    time.sleep(20)
+    real_lms.start()
+    resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
+    print(f"LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect, "
+          f"time off by {resync.time_error * 1000:+.0f} ms")
+    assert resync.matched_after <= 2.0
+    compare_whole_queue(player, capture, queue, timeout=90)
+    print(watch.stop())
+
+
+def test_sample_rates_change_across_the_outage(real_lms, start_player, tmp_path):
+    queue = Queue(real_lms.library.tracks("Mixed rates"), wide=True)
+    player, capture = launch(real_lms, start_player, tmp_path, queue)
+    watch = CacheWatch(capture, queue, tmp_path)
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0, cached=3)
+    real_lms.stop()
+    time.sleep(20)  # 44.1 kHz → 96 kHz → 48 kHz from the cache meanwhile
+    real_lms.start()
+    resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
+    print(f"LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect, "
+          f"time off by {resync.time_error * 1000:+.0f} ms")
+    assert resync.matched_after <= 2.0
+    compare_whole_queue(player, capture, queue, timeout=90)
+    print(watch.stop())
+
+
+@pytest.mark.parametrize("seconds", [20, 90])
+def test_network_partition_is_noticed_before_the_buffer_runs_out(real_lms, start_player, tmp_path, seconds):
+    queue = flac_queue(real_lms) if seconds <= 20 else Queue(real_lms.library.tracks("Long FLAC"))
+    player, capture = launch(real_lms, start_player, tmp_path, queue)
+    watch = CacheWatch(capture, queue, tmp_path)
     play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0)
     with real_lms.partition():
-        cut = time.monotonic()
-        cut_at = len(capture.bytes())
-        time.sleep(20)
+        time.sleep(seconds)
     back = time.monotonic()
-    handoffs = log_seconds(player, r"server gone|judged gone|no message from the server")
-    assert handoffs, f"the partition was never noticed\n{player.log()}"
+    noticed = log_seconds(player, r"server gone|judged gone|no message from the server")
+    assert noticed, f"the partition was never noticed\n{player.log()}"
     resync = wait_for_resync(real_lms, player, capture, queue, back)
     print(f"reconnected {resync.reconnected_after:.2f} s after the network was back; LMS showed track "
           f"{resync.index + 1} {resync.matched_after:.2f} s later, time off by {resync.time_error * 1000:+.0f} ms")
     assert resync.matched_after <= 2.0
-    compare_whole_queue(player, capture, queue, timeout=90)
-    del cut, cut_at
+    compare_whole_queue(player, capture, queue, timeout=60 + queue.seconds_for(len(queue.reference)))
+    print(watch.stop())
+
+
+def test_a_flapping_link_ten_partitions_in_two_minutes(real_lms, start_player, tmp_path):
+    import random
+
+    queue = Queue(real_lms.library.tracks("Long FLAC"))
+    player, capture = launch(real_lms, start_player, tmp_path, queue)
+    watch = CacheWatch(capture, queue, tmp_path)
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=5.0)
+    rng = random.Random(12)
+    started = time.monotonic()
+    for _ in range(10):
+        with real_lms.partition():
+            time.sleep(rng.uniform(2, 8))
+        time.sleep(rng.uniform(3, 6))
+    print(f"10 partitions in {time.monotonic() - started:.0f} s")
+    back = time.monotonic()
+    # The last outage may have been too short to notice; LMS must show the truth either way.
+    index, seconds = queue.position(len(capture.bytes()))
+    assert real_lms.wait_for(lambda: real_lms.connected(MAC), timeout=30), player.log()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        status = real_lms.status(MAC)
+        index, seconds = queue.position(len(capture.bytes()))
+        if int(status.get("playlist_cur_index") or -1) == index and abs(float(status.get("time") or 0) - seconds) <= 0.25:
+            break
+        time.sleep(0.1)
+    print(f"LMS at track {status.get('playlist_cur_index')} {status.get('time')} s, heard track {index} "
+          f"{seconds:.3f} s, {time.monotonic() - back:.2f} s after the last partition")
+    assert int(status.get("playlist_cur_index")) == index
+    assert abs(float(status.get("time")) - seconds) <= 0.25
+    compare_whole_queue(player, capture, queue, timeout=200)
+    print(watch.stop())
 
 
 def test_paused_before_a_restart_stays_paused_and_plays_on_when_asked(real_lms, start_player, tmp_path):
@@ -272,7 +424,7 @@ def test_queue_edited_during_a_partition_the_server_order_wins(real_lms, start_p
         real_lms.rpc(MAC, ["playlist", "delete", 4])
     assert real_lms.wait_for(lambda: "queue was edited on the server" in player.log(), timeout=30), player.log()
     # What was heard plays on, and the server's queue from then on: the fifth track is gone.
-    edited = Queue(queue.tracks[:4], queue.bytes_per_second)
+    edited = Queue(queue.tracks[:4])
     compare_whole_queue(player, capture, edited, timeout=60)
     assert real_lms.wait_for(lambda: real_lms.status(MAC).get("mode") == "stop", timeout=5)
 
@@ -297,3 +449,83 @@ def test_volume_set_in_lms_after_a_resync_reaches_the_samples(real_lms, start_pl
     before = len(capture.bytes())
     time.sleep(1.0)
     assert len(capture.bytes()) - before >= queue.bytes_per_second // 2, player.log()
+
+
+def test_player_restarted_during_the_outage_resumes_from_its_saved_state(real_lms, start_player, tmp_path):
+    import json
+
+    queue = flac_queue(real_lms)
+    player, capture = launch(real_lms, start_player, tmp_path, queue)
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0, cached=4)
+    real_lms.stop()
+    time.sleep(3.0)
+    player.stop()  # SIGTERM: the heard position is saved
+    capture.thread.join(5)
+    first = capture.bytes()
+    saved = json.loads((tmp_path / "state" / "playback.json").read_text())
+    offset = sum(len(r) for r in queue.references[:saved["index"]]) + int(saved["position"] * 44100 + 0.5) * 4
+    print(f"saved: track {saved['index'] + 1} at {saved['position']} s; the first run wrote "
+          f"{(len(first) - offset) / 4:+.0f} frames past it (the pipe's content when it stopped)")
+    if not queue.reference.startswith(first):
+        from pathlib import Path
+
+        Path("/tmp/slimplay-first-run.raw").write_bytes(first)
+    assert queue.reference.startswith(first), (
+        f"the first run differs from the queue at byte {first_difference(first, queue.reference[:len(first)])} "
+        f"of {len(first)}")
+    assert 0 <= len(first) - offset <= 2048 * 4
+
+    # Restarted with no server: it resumes from the cache where it was.
+    second, capture2 = launch(real_lms, start_player, tmp_path, queue, name="restarted", wait=False)
+    assert second.wait_for_log("resuming track", timeout=15), second.log()
+    time.sleep(12)
+    real_lms.start()
+    rest = Queue(queue.tracks)  # positions below count from the saved offset
+    deadline = time.monotonic() + 30
+    while not real_lms.connected(MAC) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    reconnected = time.monotonic()
+    matched = None
+    while time.monotonic() < reconnected + 10:
+        try:
+            status = real_lms.status(MAC)
+        except (UnknownPlayer, OSError):
+            time.sleep(0.05)
+            continue
+        index, seconds = rest.position(offset + len(capture2.bytes()))
+        if int(status.get("playlist_cur_index") or -1) == index and abs(float(status.get("time") or 0) - seconds) <= 0.25:
+            matched = time.monotonic() - reconnected
+            break
+        time.sleep(0.1)
+    print(f"LMS showed the heard track {matched} s after the reconnect")
+    assert matched is not None and matched <= 2.0, second.log()
+    expected = queue.reference[offset:]
+    capture2.wait_for_length(len(expected), timeout=90)
+    time.sleep(1.0)
+    got = capture2.bytes()
+    mismatch = first_difference(got, expected)
+    print(f"second run: {len(got)} bytes, expected {len(expected)}, first difference at {mismatch}")
+    assert len(got) == len(expected) and mismatch is None, second.log()
+
+
+@pytest.mark.timeout(900)
+def test_partition_longer_than_lms_forgets_a_player(real_lms, start_player, tmp_path):
+    """LMS forgets a player 300 s after it dropped it: the player comes back as a new one, and LMS
+    restores its queue stopped. The queue repeats the long album so it outlasts the outage."""
+    album = real_lms.library.tracks("Long FLAC")
+    queue = Queue(album * 3)
+    player, capture = launch(real_lms, start_player, tmp_path, queue)
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0, cached=4)
+    with real_lms.partition():
+        assert real_lms.wait_for(lambda: not real_lms.connected(MAC), timeout=40)
+        dropped = time.monotonic()
+        # Until LMS no longer lists the player at all (forgotten), plus a margin.
+        assert real_lms.wait_for(
+            lambda: all(p.get("playerid") != MAC for p in real_lms.players()), timeout=330, interval=2)
+        print(f"LMS forgot the player {time.monotonic() - dropped:.0f} s after dropping it")
+        time.sleep(5)
+    resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
+    print(f"reconnected {resync.reconnected_after:.2f} s after the network was back; LMS showed track "
+          f"{resync.index + 1} {resync.matched_after:.2f} s later, time off by {resync.time_error * 1000:+.0f} ms")
+    assert resync.matched_after <= 2.0
+    compare_whole_queue(player, capture, queue, timeout=60 + queue.seconds_for(len(queue.reference)))

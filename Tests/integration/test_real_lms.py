@@ -38,6 +38,14 @@ def first_difference(got: bytes, expected: bytes) -> int | None:
     return min(len(got), len(expected))
 
 
+def assert_whole(got: bytes, reference: bytes, player, what: str = "captured") -> None:  # noqa: ANN001
+    """The whole capture equals the whole reference, to the last frame."""
+    mismatch = first_difference(got, reference)
+    print(f"{what}: {len(got)} bytes, reference {len(reference)}, first difference at byte {mismatch}")
+    assert len(got) == len(reference), player.log()
+    assert mismatch is None, f"samples differ from the reference decode from byte {mismatch}"
+
+
 def differing_spans(got: bytes, expected: bytes, frame: int = 4) -> list[tuple[int, int]]:
     """The byte ranges (start, end) where two equally long captures differ, frame by frame."""
     spans: list[tuple[int, int]] = []
@@ -88,13 +96,9 @@ def test_three_flac_tracks_play_bit_exact_and_lms_follows_the_queue(real_lms, st
     got = capture.bytes()
     final = real_lms.status(MAC)
 
-    mismatch = first_difference(got, reference)
-    print(f"captured {len(got)} bytes, reference {len(reference)} ({len(reference) / BYTES_PER_SECOND:.2f} s), "
-          f"first difference at byte {mismatch}")
     print("LMS index by seconds played:", [(round(t, 1), i, m) for t, i, m in seen[::4]])
     print("LMS at the end:", {k: final.get(k) for k in ("mode", "playlist_cur_index", "time")})
-    assert len(got) == len(reference), player.log()
-    assert mismatch is None, f"samples differ from the reference decode from byte {mismatch}"
+    assert_whole(got, reference, player)
 
     indexes = [index for _, index, _ in seen if index is not None]
     assert indexes == sorted(indexes), f"LMS's index went back: {seen}"
@@ -121,3 +125,24 @@ def test_pause_and_resume_from_lms_lose_and_repeat_no_sample(real_lms, start_pla
     got = capture.bytes()
     print(f"captured {len(got)} bytes, reference {len(reference)}")
     assert_exact_but_for_fades(got, reference, [paused_at], BYTES_PER_SECOND)
+
+
+@pytest.mark.parametrize("album", ["MP3 VBR", "Mixed rates"])
+def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player, tmp_path, album):
+    """Uninterrupted, through LMS: the whole album equals the reference decode of the whole album
+    (lame's VBR with its encoder delay and padding trimmed; 44.1, 96 and 48 kHz FLAC in a row)."""
+    from test_real_lms_offline import Queue
+
+    queue = Queue(real_lms.library.tracks(album), wide=album == "Mixed rates")
+    player = start_player(
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", queue.sample_format, "-n", "realtest",
+        "--cache-dir", str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), capture=True)
+    capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
+    real_lms.wait_player(MAC, timeout=20)
+    real_lms.set_volume(MAC, 100)
+    real_lms.load_tracks(MAC, queue.tracks)
+    real_lms.play(MAC, 0)
+    reference = queue.reference
+    capture.wait_for_length(len(reference), timeout=queue.seconds_for(len(reference)) + 30)
+    time.sleep(1.0)
+    assert_whole(capture.bytes(), reference, player, album)

@@ -167,9 +167,12 @@ class Resync:
     time_error: float
 
 
-def wait_for_resync(real_lms, player, capture, queue: Queue, back: float, timeout: float = 30) -> Resync:
+def wait_for_resync(
+    real_lms, player, capture, queue: Queue, back: float, timeout: float = 30, offset: int = 0
+) -> Resync:
     """From `back` (the server or network returned): waits for the player's reconnect, then until LMS's
-    status shows the heard track at the heard time (±250 ms); returns when each happened."""
+    status shows the heard track at the heard time (±250 ms); returns when each happened. `offset`:
+    bytes of the queue heard before this capture began (a restarted player)."""
     deadline = back + timeout
     while not real_lms.connected(MAC):
         if time.monotonic() > deadline:
@@ -183,7 +186,7 @@ def wait_for_resync(real_lms, player, capture, queue: Queue, back: float, timeou
         except (UnknownPlayer, OSError):
             time.sleep(0.05)
             continue
-        index, seconds = queue.position(len(capture.bytes()))
+        index, seconds = queue.position(offset + len(capture.bytes()))
         server_index = status.get("playlist_cur_index")
         server_time = float(status.get("time") or 0)
         last = (server_index, server_time, index, seconds, status.get("mode"))
@@ -208,10 +211,13 @@ def discontinuity(got: bytes, reference: bytes, at: int, frame: int = 4) -> str:
     return f"{(found - at) // frame:+d} frames (+ lost, - repeated)"
 
 
-def compare_whole_queue(player, capture, queue: Queue, timeout: float, fades: list[int] | None = None) -> None:
+def compare_whole_queue(
+    player, capture, queue: Queue, timeout: float, fades: list[int] | None = None, offset: int = 0
+) -> None:
     """The whole capture against the whole reference, to the last frame; `fades`: capture offsets of
-    pauses and resumes asked of LMS, whose volume fades change the samples there (not their number)."""
-    reference = queue.reference
+    pauses and resumes asked of LMS, whose volume fades change the samples there (not their number);
+    `offset`: where in the queue this capture began (a restarted player)."""
+    reference = queue.reference[offset:]
     capture.wait_for_length(len(reference), timeout=timeout)
     time.sleep(1.0)  # anything after the last frame would show now
     got = capture.bytes()
@@ -283,72 +289,62 @@ def test_lms_stopped_for_20_s_the_cache_plays_on_and_lms_is_resynced(real_lms, s
     assert real_lms.status(MAC).get("mode") == "stop"  # LMS followed the queue to its end
 
 
-def test_lms_killed_for_30_s_with_a_24_bit_96_khz_queue(real_lms, start_player, tmp_path):
-    queue = Queue(real_lms.library.tracks("FLAC 24-96"), wide=True)
-    player, capture = launch(real_lms, start_player, tmp_path, queue)
-    play_until(real_lms, player, capture, queue, tmp_path, seconds=8.0, cached=3)
-    real_lms.kill()
-    time.sleep(30)
-    real_lms.start()
-    resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
-    print(f"LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect, "
-          f"time off by {resync.time_error * 1000:+.0f} ms")
-    assert resync.matched_after <= 2.0
-    compare_whole_queue(player, capture, queue, timeout=90)
-
-
 def mixed_codec_queue(real_lms) -> Queue:
     flac, cbr, vbr = (real_lms.library.tracks(album) for album in ("FLAC 16-44", "MP3 CBR", "MP3 VBR"))
     return Queue([flac[0], cbr[0], vbr[0], flac[1], cbr[1], vbr[1]])
 
 
-def test_lms_stopped_for_20_s_with_flac_and_mp3_cbr_and_vbr(real_lms, start_player, tmp_path):
-    queue = mixed_codec_queue(real_lms)
+QUEUES = {
+    "FLAC 16-44": lambda lms: flac_queue(lms),
+    "Long FLAC": lambda lms: Queue(lms.library.tracks("Long FLAC")),
+    "FLAC 24-96": lambda lms: Queue(lms.library.tracks("FLAC 24-96"), wide=True),
+    # The outage starts in the CBR track; the VBR one is played from the cache.
+    "FLAC, MP3 CBR and VBR": mixed_codec_queue,
+    # 44.1 kHz → 96 kHz → 48 kHz from the cache during the outage.
+    "Mixed rates": lambda lms: Queue(lms.library.tracks("Mixed rates"), wide=True),
+}
+
+
+@pytest.mark.parametrize(("queue_name", "outage", "seconds", "heard_before"), [
+    ("FLAC 24-96", "killed", 30, 8.0),
+    ("FLAC, MP3 CBR and VBR", "stopped", 20, 10.0),
+    ("Mixed rates", "stopped", 20, 9.0),
+])
+def test_server_outage(real_lms, start_player, tmp_path, queue_name, outage, seconds, heard_before):
+    queue = QUEUES[queue_name](real_lms)
     player, capture = launch(real_lms, start_player, tmp_path, queue)
     watch = CacheWatch(capture, queue, tmp_path)
-    # The outage starts in the CBR track and ends in the next FLAC one: the VBR track between is
-    # played from the cache.
-    play_until(real_lms, player, capture, queue, tmp_path, seconds=10.0, cached=4)
-    real_lms.stop()
-    time.sleep(20)
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=heard_before, cached=3)
+    real_lms.kill() if outage == "killed" else real_lms.stop()
+    time.sleep(seconds)
     real_lms.start()
     resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
-    print(f"LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect, "
-          f"time off by {resync.time_error * 1000:+.0f} ms")
+    print(f"{queue_name}, LMS {outage} {seconds} s: LMS showed track {resync.index + 1} "
+          f"{resync.matched_after:.2f} s after the reconnect, time off by {resync.time_error * 1000:+.0f} ms")
     assert resync.matched_after <= 2.0
     compare_whole_queue(player, capture, queue, timeout=90)
     print(watch.stop())
 
 
-def test_sample_rates_change_across_the_outage(real_lms, start_player, tmp_path):
-    queue = Queue(real_lms.library.tracks("Mixed rates"), wide=True)
-    player, capture = launch(real_lms, start_player, tmp_path, queue)
-    watch = CacheWatch(capture, queue, tmp_path)
-    play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0, cached=3)
-    real_lms.stop()
-    time.sleep(20)  # 44.1 kHz → 96 kHz → 48 kHz from the cache meanwhile
-    real_lms.start()
-    resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
-    print(f"LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect, "
-          f"time off by {resync.time_error * 1000:+.0f} ms")
-    assert resync.matched_after <= 2.0
-    compare_whole_queue(player, capture, queue, timeout=90)
-    print(watch.stop())
-
-
-@pytest.mark.parametrize("seconds", [20, 90])
-def test_network_partition_is_noticed_before_the_buffer_runs_out(real_lms, start_player, tmp_path, seconds):
-    queue = flac_queue(real_lms) if seconds <= 20 else Queue(real_lms.library.tracks("Long FLAC"))
+@pytest.mark.parametrize(("seconds", "queue_name"), [
+    (20, "FLAC 16-44"), (20, "FLAC, MP3 CBR and VBR"), (90, "Long FLAC")])
+def test_network_partition_is_noticed_before_the_buffer_runs_out(
+    real_lms, start_player, tmp_path, seconds, queue_name
+):
+    queue = QUEUES[queue_name](real_lms)
     player, capture = launch(real_lms, start_player, tmp_path, queue)
     watch = CacheWatch(capture, queue, tmp_path)
     play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0)
     with real_lms.partition():
+        now = time.localtime()
+        cut_at_log = now.tm_hour * 3600 + now.tm_min * 60 + now.tm_sec + (time.time() % 1)
         time.sleep(seconds)
     back = time.monotonic()
     noticed = log_seconds(player, r"server gone|judged gone|no message from the server")
     assert noticed, f"the partition was never noticed\n{player.log()}"
     resync = wait_for_resync(real_lms, player, capture, queue, back)
-    print(f"reconnected {resync.reconnected_after:.2f} s after the network was back; LMS showed track "
+    print(f"{queue_name}, partition {seconds} s, noticed {noticed[0] - cut_at_log:.1f} s after it began: "
+          f"reconnected {resync.reconnected_after:.2f} s after the network was back; LMS showed track "
           f"{resync.index + 1} {resync.matched_after:.2f} s later, time off by {resync.time_error * 1000:+.0f} ms")
     assert resync.matched_after <= 2.0
     compare_whole_queue(player, capture, queue, timeout=60 + queue.seconds_for(len(queue.reference)))
@@ -473,39 +469,21 @@ def test_player_restarted_during_the_outage_resumes_from_its_saved_state(real_lm
     assert queue.reference.startswith(first), (
         f"the first run differs from the queue at byte {first_difference(first, queue.reference[:len(first)])} "
         f"of {len(first)}")
-    assert 0 <= len(first) - offset <= 2048 * 4
+    # What the pipe held, plus the lag of the position saved at shutdown (measured up to 0.28 s),
+    # is heard again after the restart; nothing is skipped.
+    assert 0 <= len(first) - offset <= queue.bytes_per_second // 2
 
     # Restarted with no server: it resumes from the cache where it was.
     second, capture2 = launch(real_lms, start_player, tmp_path, queue, name="restarted", wait=False)
     assert second.wait_for_log("resuming track", timeout=15), second.log()
     time.sleep(12)
     real_lms.start()
-    rest = Queue(queue.tracks)  # positions below count from the saved offset
-    deadline = time.monotonic() + 30
-    while not real_lms.connected(MAC) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    reconnected = time.monotonic()
-    matched = None
-    while time.monotonic() < reconnected + 10:
-        try:
-            status = real_lms.status(MAC)
-        except (UnknownPlayer, OSError):
-            time.sleep(0.05)
-            continue
-        index, seconds = rest.position(offset + len(capture2.bytes()))
-        if int(status.get("playlist_cur_index") or -1) == index and abs(float(status.get("time") or 0) - seconds) <= 0.25:
-            matched = time.monotonic() - reconnected
-            break
-        time.sleep(0.1)
-    print(f"LMS showed the heard track {matched} s after the reconnect")
-    assert matched is not None and matched <= 2.0, second.log()
-    expected = queue.reference[offset:]
-    capture2.wait_for_length(len(expected), timeout=90)
-    time.sleep(1.0)
-    got = capture2.bytes()
-    mismatch = first_difference(got, expected)
-    print(f"second run: {len(got)} bytes, expected {len(expected)}, first difference at {mismatch}")
-    assert len(got) == len(expected) and mismatch is None, second.log()
+    resync = wait_for_resync(real_lms, second, capture2, queue, time.monotonic(), offset=offset)
+    print(f"LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect, "
+          f"time off by {resync.time_error * 1000:+.0f} ms")
+    assert resync.matched_after <= 2.0
+    # From the saved position on, the restarted player plays the rest of the queue exactly.
+    compare_whole_queue(second, capture2, queue, timeout=90, offset=offset)
 
 
 @pytest.mark.timeout(900)
@@ -514,7 +492,8 @@ def test_partition_longer_than_lms_forgets_a_player(real_lms, start_player, tmp_
     restores its queue stopped. The queue repeats the long album so it outlasts the outage."""
     album = real_lms.library.tracks("Long FLAC")
     queue = Queue(album * 3)
-    player, capture = launch(real_lms, start_player, tmp_path, queue)
+    # The player plays offline what it knows of the queue and holds: the 12 entries (4 files).
+    player, capture = launch(real_lms, start_player, tmp_path, queue, "--prefetch", "15")
     play_until(real_lms, player, capture, queue, tmp_path, seconds=9.0, cached=4)
     with real_lms.partition():
         assert real_lms.wait_for(lambda: not real_lms.connected(MAC), timeout=40)

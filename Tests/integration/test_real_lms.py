@@ -1,5 +1,6 @@
 """slimplay against the real LMS 7.9.1 (../shared/lms): the peer the player exists for. See real_lms.py."""
 
+import contextlib
 import time
 
 import pytest
@@ -14,6 +15,9 @@ BYTES_PER_SECOND = 44100 * 4  # `-a 16`: 16-bit stereo
 
 def start(real_lms, start_player, tmp_path, *extra):
     """slimplay on the real LMS, raw PCM on stdout read at real time; returns once LMS lists it."""
+    # LMS keeps a disconnected player's queue and playing state: clear what an earlier test left.
+    with contextlib.suppress(LMSError, OSError):
+        real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
         "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "16", "-n", "realtest",
         "--cache-dir", str(tmp_path / "cache"), "-d", "cache=info", "-d", "lms=info",

@@ -8,6 +8,7 @@ time within 250 ms of the truth.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import struct
 import time
@@ -81,6 +82,10 @@ class Queue:
 
 
 def launch(real_lms, start_player, tmp_path, queue: Queue, *extra: str, name: str = "player", wait: bool = True):
+    # LMS keeps a disconnected player's queue and playing state: a new process with this MAC
+    # would first hear what an earlier test left playing.
+    with contextlib.suppress(LMSError, OSError):
+        real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
         "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", queue.sample_format, "-n", "offline-test",
         "--cache-dir", str(tmp_path / "cache"), "-d", "cache=debug", "-d", "lms=info",
@@ -297,6 +302,10 @@ def mixed_codec_queue(real_lms) -> Queue:
 QUEUES = {
     "FLAC 16-44": lambda lms: flac_queue(lms),
     "Long FLAC": lambda lms: Queue(lms.library.tracks("Long FLAC")),
+    # Two long FLAC tracks, then MP3 CBR and VBR albums: a 90 s partition from the first track
+    # ends in the MP3 CBR album.
+    "Long FLAC, MP3 CBR and VBR": lambda lms: Queue(
+        lms.library.tracks("Long FLAC")[:2] + lms.library.tracks("MP3 CBR") + lms.library.tracks("MP3 VBR")),
     "FLAC 24-96": lambda lms: Queue(lms.library.tracks("FLAC 24-96"), wide=True),
     # The outage starts in the CBR track; the VBR one is played from the cache.
     "FLAC, MP3 CBR and VBR": mixed_codec_queue,
@@ -326,8 +335,9 @@ def test_server_outage(real_lms, start_player, tmp_path, queue_name, outage, sec
     print(watch.stop())
 
 
+@pytest.mark.timeout(400)
 @pytest.mark.parametrize(("seconds", "queue_name"), [
-    (20, "FLAC 16-44"), (20, "FLAC, MP3 CBR and VBR"), (90, "Long FLAC")])
+    (20, "FLAC 16-44"), (20, "FLAC, MP3 CBR and VBR"), (90, "Long FLAC, MP3 CBR and VBR")])
 def test_network_partition_is_noticed_before_the_buffer_runs_out(
     real_lms, start_player, tmp_path, seconds, queue_name
 ):
@@ -351,6 +361,7 @@ def test_network_partition_is_noticed_before_the_buffer_runs_out(
     print(watch.stop())
 
 
+@pytest.mark.timeout(400)
 def test_a_flapping_link_ten_partitions_in_two_minutes(real_lms, start_player, tmp_path):
     import random
 
@@ -469,9 +480,9 @@ def test_player_restarted_during_the_outage_resumes_from_its_saved_state(real_lm
     assert queue.reference.startswith(first), (
         f"the first run differs from the queue at byte {first_difference(first, queue.reference[:len(first)])} "
         f"of {len(first)}")
-    # What the pipe held, plus the lag of the position saved at shutdown (measured up to 0.28 s),
-    # is heard again after the restart; nothing is skipped.
-    assert 0 <= len(first) - offset <= queue.bytes_per_second // 2
+    # What the pipe held when the first run stopped (28-47 ms measured) is heard again after the
+    # restart; nothing is skipped.
+    assert 0 <= len(first) - offset <= queue.bytes_per_second // 10
 
     # Restarted with no server: it resumes from the cache where it was.
     second, capture2 = launch(real_lms, start_player, tmp_path, queue, name="restarted", wait=False)

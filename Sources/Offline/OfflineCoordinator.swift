@@ -163,7 +163,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   // MARK: Facts
 
   func facts() -> OfflineStateMachine.EngineFacts {
-    var facts = OfflineStateMachine.EngineFacts(isPlaying: engine.isPlaying, isPaused: engine.isPaused)
+    var facts = OfflineStateMachine.EngineFacts(
+      output: engine.isPlaying ? .playing : engine.isPaused ? .paused : .idle)
     if let source = engine.decodingSource {
       facts.decoding = source.fromCache ? .localFile(track: source.trackID) : .liveStream(track: source.trackID)
     } else if let last = engine.lastDecodedTrack() {

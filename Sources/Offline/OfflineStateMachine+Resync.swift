@@ -103,7 +103,7 @@ extension OfflineStateMachine {
   public mutating func resyncStatusArrived(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
     guard state == .offline, isConnected else { return [] }
     resyncFailures = 0
-    guard let heard = facts.heard, facts.isPlaying || facts.isPaused,
+    guard let heard = facts.heard, facts.output.hasAudio,
       let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
     else {
       ledger.record(status)
@@ -143,7 +143,7 @@ extension OfflineStateMachine {
     return actions + [
       .dropLocalTracks(after: heard.engineTrack),
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
-      .jump(queueIndex: index, seconds: requested, thenPause: facts.isPaused),
+      .jump(queueIndex: index, seconds: requested, thenPause: facts.output == .paused),
       .armResyncTimeout,
     ]
   }

@@ -60,25 +60,32 @@ public struct OfflineStateMachine: Sendable {
       }
     }
 
+    public enum Output: Equatable, Sendable {
+      /// Nothing buffered to play (stopped, or played out).
+      case idle
+      case playing
+      /// Paused with audio buffered.
+      case paused
+
+      public var hasAudio: Bool { self != .idle }
+    }
+
     public var decoding = Decoding.idle
     /// The track the decoder worked on last, when it has finished or been cut.
     public var lastDecodedTrack: Int?
     /// That track ended well short of its duration (a dying server's stream ends cleanly).
     public var lastDecodedCutShort = false
-    public var isPlaying = false
-    /// Paused with audio buffered.
-    public var isPaused = false
+    public var output = Output.idle
     public var heard: Heard?
 
     public init(
       decoding: Decoding = .idle, lastDecodedTrack: Int? = nil, lastDecodedCutShort: Bool = false,
-      isPlaying: Bool = false, isPaused: Bool = false, heard: Heard? = nil
+      output: Output = .idle, heard: Heard? = nil
     ) {
       self.decoding = decoding
       self.lastDecodedTrack = lastDecodedTrack
       self.lastDecodedCutShort = lastDecodedCutShort
-      self.isPlaying = isPlaying
-      self.isPaused = isPaused
+      self.output = output
       self.heard = heard
     }
   }
@@ -173,7 +180,7 @@ public struct OfflineStateMachine: Sendable {
       return [.log(.notice, "offline: server gone; playing on from the cache")]
     case .idle:
       state = .offline
-      guard facts.isPlaying || facts.isPaused, let last = facts.lastDecodedTrack else {
+      guard facts.output.hasAudio, let last = facts.lastDecodedTrack else {
         return [.log(.notice, "offline: server gone while nothing plays")]
       }
       return [.log(.notice, "offline: server gone; playing what is buffered")]
@@ -222,7 +229,7 @@ public struct OfflineStateMachine: Sendable {
   public mutating func trackCreated(_ id: Int, facts: EngineFacts) {
     // A stream sent while another track plays is its successor in the queue.
     if let last = ledger.lastPlacedTrack, let index = ledger.placement(of: last)?.queueIndex,
-      facts.isPlaying || facts.isPaused
+      facts.output.hasAudio
     {
       ledger.place(id, at: index + 1)
     } else if let current = ledger.latest?.currentIndex {

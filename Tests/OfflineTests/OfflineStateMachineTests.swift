@@ -38,7 +38,7 @@ private func playingMachine(_ tracks: [QueueTrack], current: Int = 0) -> Offline
 }
 
 private func playing(_ track: Int, at seconds: Double, decoding: Facts.Decoding = .idle) -> Facts {
-  Facts(decoding: decoding, isPlaying: true, heard: .init(engineTrack: track, seconds: seconds))
+  Facts(decoding: decoding, output: .playing, heard: .init(engineTrack: track, seconds: seconds))
 }
 
 private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMachine.Action] {
@@ -182,8 +182,7 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
   @Test func aPausedPlayerStaysPausedAfterTheResync() {
     var machine = reconnected(queue(3), index: 1)
     var facts = playing(7, at: 2)
-    facts.isPlaying = false
-    facts.isPaused = true
+    facts.output = .paused
     let actions = machine.resyncStatusArrived(status(queue(3), current: 1, mode: .pause), facts: facts)
     #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 2, thenPause: true)])
   }

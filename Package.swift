@@ -25,14 +25,18 @@ let package = Package(
       providers: [.apt(["libopus-dev", "libopusfile-dev", "libogg-dev"])]),
     .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
 
-    // Wire protocol: pure values that parse and encode SlimProto frames. No I/O, no dependencies.
-    .target(name: "SlimProto", swiftSettings: strict),
+    // What every module shares: the monotonic clock, errno text, EINTR-safe descriptor I/O, small
+    // files written atomically, bounded semaphores, hex text and the one codec vocabulary.
+    .target(name: "Support", swiftSettings: strict),
+
+    // Wire protocol: pure values that parse and encode SlimProto frames. No I/O.
+    .target(name: "SlimProto", dependencies: ["Support"], swiftSettings: strict),
 
     // Connection and player-session state machines on a SwiftNIO event loop.
     .target(
       name: "SlimConnection",
       dependencies: [
-        "SlimProto",
+        "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -43,21 +47,21 @@ let package = Package(
     .target(name: "CSupport", linkerSettings: [.linkedLibrary("asound")]),
 
     // Lock-free rings and the shared audio types of the realtime path.
-    .target(name: "AudioBuffers", dependencies: ["CSupport"], swiftSettings: strict),
+    .target(name: "AudioBuffers", dependencies: ["CSupport", "Support"], swiftSettings: strict),
 
     // Codec wrappers: FLAC, MP3, Opus, PCM (WAV/AIFF/raw) into 32-bit stereo frames.
     .target(
-      name: "Decoders", dependencies: ["AudioBuffers", "CFLAC", "CMPG123", "COpus"],
+      name: "Decoders", dependencies: ["AudioBuffers", "CFLAC", "CMPG123", "COpus", "Support"],
       swiftSettings: strict),
 
     // Output devices (ALSA, stdout, paced null) and the output thread.
-    .target(name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA", "CSupport"], swiftSettings: strict),
+    .target(name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA", "CSupport", "Support"], swiftSettings: strict),
 
     // HTTP stream fetch for `strm s`: request sent verbatim, ICY metadata, backpressure.
     .target(
       name: "StreamFetch",
       dependencies: [
-        "AudioBuffers", "SlimProto",
+        "AudioBuffers", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -68,7 +72,7 @@ let package = Package(
     .target(
       name: "Playback",
       dependencies: [
-        "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "StreamFetch",
+        "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "StreamFetch", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
       ],
@@ -78,6 +82,7 @@ let package = Package(
     .target(
       name: "LMSControl",
       dependencies: [
+        "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -90,7 +95,7 @@ let package = Package(
     .target(
       name: "Offline",
       dependencies: [
-        "AudioBuffers", "Decoders", "LMSControl", "Playback", "SlimConnection", "SlimProto",
+        "AudioBuffers", "Decoders", "LMSControl", "Playback", "SlimConnection", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -102,7 +107,7 @@ let package = Package(
     .target(
       name: "LocalControl",
       dependencies: [
-        "LMSControl", "Offline",
+        "LMSControl", "Offline", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -122,6 +127,7 @@ let package = Package(
         "Playback",
         "SlimConnection",
         "SlimProto",
+        "Support",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -150,22 +156,23 @@ let package = Package(
 
     .testTarget(name: "AudioOutputTests", dependencies: ["AudioOutput"], swiftSettings: strict),
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
-    .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers"], swiftSettings: strict),
+    .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Support"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
+    .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
     .testTarget(name: "LMSControlTests", dependencies: ["LMSControl"], swiftSettings: strict),
     .testTarget(
       name: "LocalControlTests",
       dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],
       swiftSettings: strict),
     .testTarget(
-      name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection"], swiftSettings: strict),
+      name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection", "Support"], swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",
-      dependencies: ["SlimConnection", "SlimProto"],
+      dependencies: ["SlimConnection", "SlimProto", "Support"],
       swiftSettings: strict),
     .testTarget(
       name: "SlimplayCLITests",
-      dependencies: ["SlimplayCLI", "SlimConnection"],
+      dependencies: ["SlimplayCLI", "SlimConnection", "Support"],
       swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

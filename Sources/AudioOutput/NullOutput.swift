@@ -1,3 +1,5 @@
+import Support
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -47,14 +49,6 @@ public final class NullOutput: OutputDevice {
     if playedUntil > now() { sleep(until: playedUntil) }
   }
 
-  private func now() -> UInt64 {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
-  }
-
-  private func sleep(until deadline: UInt64) {
-    var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
-    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
-  }
+  private func now() -> UInt64 { MonotonicClock.nanoseconds() }
+  private func sleep(until deadline: UInt64) { MonotonicClock.sleep(until: deadline) }
 }

@@ -1,3 +1,5 @@
+import Support
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -34,7 +36,7 @@ extension OutputPlayer {
   /// `-C`: with nothing to play for the configured time, the device is closed.
   func closeDeviceIfIdle() {
     guard let seconds = configuration.idleCloseSeconds, device.isOpen,
-      monotonicNanoseconds() - lastWriteNanoseconds >= UInt64(seconds) * 1_000_000_000
+      MonotonicClock.nanoseconds() - lastWriteNanoseconds >= UInt64(seconds) * 1_000_000_000
     else { return }
     closeDevice(.idle(seconds: seconds))
   }
@@ -49,20 +51,20 @@ extension OutputPlayer {
   func ensureOpen(rate: Int) -> Bool {
     if device.isOpen && device.sampleRate == rate { return true }
     // Once a second at most, however often frames arrive meanwhile.
-    let now = monotonicNanoseconds()
+    let now = MonotonicClock.nanoseconds()
     if now < nextOpenAttempt {
       wakeup.wait(timeoutMilliseconds: Int32(max(1, (nextOpenAttempt - now) / 1_000_000)))
       return false
     }
     do {
       try device.open(sampleRate: rate)
-      lastWriteNanoseconds = monotonicNanoseconds()
+      lastWriteNanoseconds = MonotonicClock.nanoseconds()
       nextOpenAttempt = 0
       onEvent(.deviceOpened(sampleRate: rate))
       return true
     } catch {
       onEvent(.deviceFailed(error.description))
-      nextOpenAttempt = monotonicNanoseconds() + 1_000_000_000
+      nextOpenAttempt = MonotonicClock.nanoseconds() + 1_000_000_000
       wakeup.wait(timeoutMilliseconds: 1000)
       return false
     }
@@ -71,7 +73,7 @@ extension OutputPlayer {
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
     do {
       let written = try device.write(samples, dither: dither)
-      lastWriteNanoseconds = monotonicNanoseconds()
+      lastWriteNanoseconds = MonotonicClock.nanoseconds()
       return written
     } catch {
       device.close()
@@ -80,10 +82,4 @@ extension OutputPlayer {
       return nil
     }
   }
-}
-
-func monotonicNanoseconds() -> UInt64 {
-  var time = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &time)
-  return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
 }

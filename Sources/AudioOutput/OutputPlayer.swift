@@ -1,4 +1,5 @@
 import AudioBuffers
+import Support
 import Synchronization
 
 #if canImport(Glibc)
@@ -164,7 +165,7 @@ public final class OutputPlayer: @unchecked Sendable {
         if isReady(condition) {
           state = .running
         } else if case .at(let deadline) = condition {
-          let remaining = Int64(deadline) - Int64(monotonicNanoseconds())
+          let remaining = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
           wakeup.wait(timeoutMilliseconds: Int32(max(1, min(remaining / 1_000_000, 100))))
         } else {
           wakeup.wait(timeoutMilliseconds: 50)
@@ -232,7 +233,7 @@ public final class OutputPlayer: @unchecked Sendable {
     case .now:
       return output.bufferedFrames > 0 || output.boundaries.peek() != nil
     case .at(let deadline):
-      return monotonicNanoseconds() >= deadline
+      return MonotonicClock.nanoseconds() >= deadline
     case .buffered(let tenths):
       let rate = output.boundaries.peek()?.format.sampleRate ?? 44100
       let needed = min(tenths * rate / 10, output.ring.capacity / OutputFrames.bytesPerFrame / 2)
@@ -368,7 +369,7 @@ public final class OutputPlayer: @unchecked Sendable {
 
   func publish(running: Bool) {
     let delay = device.isOpen ? device.delayFrames() : 0
-    let now = monotonicNanoseconds()
+    let now = MonotonicClock.nanoseconds()
     let rate = device.sampleRate
     position.withLock {
       $0 = PlayPosition(

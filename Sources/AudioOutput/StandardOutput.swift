@@ -1,4 +1,5 @@
 import CSupport
+import Support
 
 #if canImport(Glibc)
   import Glibc
@@ -37,14 +38,8 @@ public final class StandardOutput: OutputDevice {
     let maxSamples = scratch.count / packer.format.bytesPerSample
     let taken = UnsafeBufferPointer(rebasing: samples[0..<min(samples.count, maxSamples)])
     let byteCount = packer.pack(taken, into: scratch, dither: dither)
-    var offset = 0
-    while offset < byteCount {
-      let n = Glibc.write(1, scratch.baseAddress! + offset, byteCount - offset)
-      if n < 0 {
-        if errno == EINTR { continue }
-        throw .writeFailed("stdout: \(String(cString: strerror(errno)))")
-      }
-      offset += n
+    if case .failure(let failure) = POSIXIO.writeAll(1, UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount])) {
+      throw .writeFailed("stdout: \(failure)")
     }
     return taken.count / 2
   }

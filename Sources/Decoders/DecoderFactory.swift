@@ -1,7 +1,4 @@
-/// The codecs this player decodes.
-public enum Codec: Sendable, Equatable {
-  case flac, mp3, opus, pcm
-}
+import Support
 
 /// What the server said about a PCM stream (strm's sample size, rate, channels and endianness).
 /// nil fields: taken from the WAV/AIFF header if there is one, else 44100 Hz, 2 channels, 16 bits,

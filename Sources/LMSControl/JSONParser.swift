@@ -1,3 +1,5 @@
+import Support
+
 /// Why a JSON text was refused.
 public struct JSONError: Error, Equatable, CustomStringConvertible {
   public var message: String
@@ -269,8 +271,7 @@ extension JSONValue {
       case "\r": out += "\\r"
       case "\t": out += "\\t"
       case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        out += "\\u" + Hex.string(scalar.value, width: 4)
       default: out.unicodeScalars.append(scalar)
       }
     }

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import Offline
 import SlimConnection
+import Support
 
 #if canImport(Glibc)
   import Glibc

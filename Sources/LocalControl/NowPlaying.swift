@@ -1,6 +1,7 @@
 import LMSControl
 import NIOCore
 import SlimConnection
+import Support
 
 /// The one source of now-playing metadata for the page and the API. A new track is published
 /// together with its cover: the switch waits until the cover is on disk, at most 3 s, then goes

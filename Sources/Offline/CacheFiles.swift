@@ -1,3 +1,5 @@
+import Support
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -22,10 +24,6 @@ enum CacheFiles {
     Glibc.rename(from, to) == 0 ? nil : errno
   }
 
-  static func errorText(_ code: Int32) -> String {
-    String(cString: strerror(code))
-  }
-
   /// FNV-1a 64 of the whole file: cheap enough to recheck a cached file that changed on disk.
   static func checksum(_ path: String) -> UInt64? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -35,9 +33,9 @@ enum CacheFiles {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
     defer { buffer.deallocate() }
     while true {
-      let n = read(fd, buffer.baseAddress, buffer.count)
-      if n < 0, errno == EINTR { continue }
-      if n < 0 { return nil }
+      guard case .success(let n) = POSIXIO.read(fd, into: buffer.baseAddress, count: buffer.count) else {
+        return nil
+      }
       if n == 0 { return hash }
       for byte in UnsafeRawBufferPointer(rebasing: buffer[0..<n]) {
         hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
@@ -51,8 +49,5 @@ enum CacheFiles {
     return hash
   }
 
-  static func hex(_ value: UInt64) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
-  }
+  static func hex(_ value: UInt64) -> String { Hex.string(value, width: 16) }
 }

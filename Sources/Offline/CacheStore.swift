@@ -1,6 +1,7 @@
 import LMSControl
 import Logging
 import SlimConnection
+import Support
 import Synchronization
 
 /// Identifies a cached file by what it is, not by LMS's track id (which changes when the
@@ -143,7 +144,7 @@ public final class CacheStore: Sendable {
   ) -> Bool {
     let file = path(of: key)
     if let code = CacheFiles.rename(partial, file) {
-      logger.error("cannot move \(partial) into place: \(CacheFiles.errorText(code))")
+      logger.error("cannot move \(partial) into place: \(errorText(code))")
       CacheFiles.remove(partial)
       return false
     }

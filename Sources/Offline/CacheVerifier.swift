@@ -1,5 +1,6 @@
 import AudioBuffers
 import Decoders
+import Support
 
 #if canImport(Glibc)
   import Glibc
@@ -8,17 +9,7 @@ import Decoders
 /// Whether a downloaded file really is audio our decoders can play: the first part of it is run
 /// through the decoder until it has produced frames.
 enum CacheVerifier {
-  static func codec(forType type: String) -> Decoders.Codec? {
-    switch type.lowercased() {
-    case "flc", "flac": .flac
-    case "mp3": .mp3
-    case "ops", "opus", "ogg": .opus
-    case "wav", "aif", "aiff", "pcm": .pcm
-    default: nil
-    }
-  }
-
-  static func decodes(path: String, codec: Decoders.Codec, probeBytes: Int = 512 * 1024) -> Bool {
+  static func decodes(path: String, codec: Codec, probeBytes: Int = 512 * 1024) -> Bool {
     guard let decoder = try? DecoderFactory.make(codec: codec) else { return false }
     let input = StreamInput(capacity: probeBytes)
     let output = FrameOutput(capacityFrames: 65536)
@@ -28,9 +19,9 @@ enum CacheVerifier {
     defer { close(fd) }
     while input.ring.space > 0 {
       let region = input.ring.writableRegion()
-      let n = read(fd, region.baseAddress, region.count)
-      if n < 0, errno == EINTR { continue }
-      guard n > 0 else { break }
+      guard case .success(let n) = POSIXIO.read(fd, into: region.baseAddress, count: region.count), n > 0 else {
+        break
+      }
       input.ring.commitWrite(n)
     }
     input.markEnded()

@@ -2,6 +2,7 @@ import LMSControl
 import Logging
 import NIOCore
 import NIOHTTP1
+import Support
 
 #if canImport(Glibc)
   import Glibc
@@ -113,7 +114,7 @@ public final class DownloadManager: @unchecked Sendable {
     let partial = store.partialPath(of: item.key)
     switch result {
     case .success(let size):
-      if let codec = CacheVerifier.codec(forType: item.track.type),
+      if let codec = Codec(fileType: item.track.type),
         CacheVerifier.decodes(path: partial, codec: codec),
         let checksum = CacheFiles.checksum(partial),
         store.add(
@@ -199,7 +200,7 @@ final class PartialFileSink: HTTPResponseSink {
     let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (resuming ? O_APPEND : O_TRUNC)
     descriptor = open(path, flags, 0o644)
     guard descriptor >= 0 else {
-      writeError = errno == ENOSPC ? .diskFull : .write(CacheFiles.errorText(errno))
+      writeError = errno == ENOSPC ? .diskFull : .write(errorText(errno))
       return .refusedBySink("cannot open \(path)")
     }
     written = resuming ? resumeFrom : 0
@@ -212,18 +213,9 @@ final class PartialFileSink: HTTPResponseSink {
   }
 
   func received(body: ByteBuffer) -> HTTPExchangeError? {
-    let failure: Int32? = body.withUnsafeReadableBytes { bytes in
-      var offset = 0
-      while offset < bytes.count {
-        let n = write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-        if n < 0, errno == EINTR { continue }
-        guard n > 0 else { return n < 0 ? errno : ENOSPC }
-        offset += n
-      }
-      return nil
-    }
-    if let failure {
-      writeError = failure == ENOSPC || failure == EDQUOT ? .diskFull : .write(CacheFiles.errorText(failure))
+    let result = body.withUnsafeReadableBytes { POSIXIO.writeAll(descriptor, $0) }
+    if case .failure(let failure) = result {
+      writeError = failure.code == ENOSPC || failure.code == EDQUOT ? .diskFull : .write(failure.description)
       return .refusedBySink("write failed")
     }
     written += body.readableBytes

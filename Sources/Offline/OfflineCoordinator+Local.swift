@@ -2,6 +2,7 @@ import LMSControl
 import NIOCore
 import Playback
 import SlimConnection
+import Support
 
 #if canImport(Glibc)
   import Glibc

@@ -4,6 +4,7 @@ import NIOCore
 import Playback
 import SlimConnection
 import SlimProto
+import Support
 
 /// Sits between the protocol session and the streaming engine and carries out what
 /// `OfflineStateMachine` decides: online it forwards everything and follows the queue; when
@@ -302,7 +303,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     guard let current = machine.ledger.latest?.currentIndex ?? machine.ledger.tracks.first?.index else { return }
     let wanted = machine.ledger.tracks.filter { $0.index >= current }.prefix(configuration.prefetch + 1)
     let plan = wanted.compactMap { track -> PlannedDownload? in
-      guard track.isDownloadable, CacheVerifier.codec(forType: track.type) != nil, let key = key(for: track) else {
+      guard track.isDownloadable, Codec(fileType: track.type) != nil, let key = key(for: track) else {
         return nil
       }
       return PlannedDownload(key: key, track: track)
@@ -311,7 +312,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   }
 
   func cachedSource(for track: QueueTrack) -> LocalSource? {
-    guard let key = key(for: track), let codec = CacheVerifier.codec(forType: track.type),
+    guard let key = key(for: track), let codec = Codec(fileType: track.type),
       store.entry(key) != nil, store.verify(key), let path = store.lookUp(key)
     else { return nil }
     return LocalSource(path: path, codec: codec)

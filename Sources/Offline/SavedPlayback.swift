@@ -1,5 +1,6 @@
 import LMSControl
 import SlimConnection
+import Support
 
 /// What the player was playing, saved every second while it plays, so a player restarted with
 /// no server in reach can resume from the cache where it was.

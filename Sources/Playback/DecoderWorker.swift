@@ -1,5 +1,6 @@
 import AudioBuffers
 import Decoders
+import Support
 import Synchronization
 
 #if canImport(Glibc)
@@ -26,7 +27,7 @@ struct DecodeJob: Equatable, Sendable {
   }
 
   var trackID: Int
-  var codec: Decoders.Codec
+  var codec: Codec
   var pcm: PCMParameters?
   var start = Start.beginning
 }

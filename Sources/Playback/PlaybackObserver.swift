@@ -1,5 +1,6 @@
 import Decoders
 import SlimProto
+import Support
 
 /// Track life-cycle events, on the control event loop. The offline coordinator follows the
 /// queue with them; ids are the engine's own, for server streams and local tracks alike.
@@ -21,9 +22,9 @@ public protocol PlaybackObserver: AnyObject {
 /// A cached track to play from disk.
 public struct LocalSource: Equatable, Sendable {
   public var path: String
-  public var codec: Decoders.Codec
+  public var codec: Codec
 
-  public init(path: String, codec: Decoders.Codec) {
+  public init(path: String, codec: Codec) {
     self.path = path
     self.codec = codec
   }

@@ -3,6 +3,7 @@ import AudioOutput
 import Decoders
 import SlimConnection
 import SlimProto
+import Support
 
 /// Local playback for offline operation: cached files fed through the same decoder and output,
 /// so a handoff is a change of source, not of pipeline.

@@ -6,6 +6,7 @@ import NIOCore
 import SlimConnection
 import SlimProto
 import StreamFetch
+import Support
 
 #if canImport(Glibc)
   import Glibc
@@ -37,16 +38,6 @@ extension StreamingEngine {
       replayGain: command.value, channels: channels, invertLeft: flags.contains(.invertLeft),
       invertRight: flags.contains(.invertRight),
       transition: Transition(kind: kind, seconds: Int(min(command.transitionPeriod, 10))))
-  }
-
-  static func codec(for format: StreamCommand.Format) -> Decoders.Codec? {
-    switch format {
-    case .flac: .flac
-    case .mp3: .mp3
-    case .opus: .opus
-    case .pcm: .pcm
-    default: nil
-    }
   }
 
   /// The CLOCK_MONOTONIC time (ns) at which our jiffies clock reads `jiffies` next (or just read it).

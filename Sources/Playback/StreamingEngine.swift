@@ -6,6 +6,7 @@ import NIOCore
 import SlimConnection
 import SlimProto
 import StreamFetch
+import Support
 
 /// The audio pipeline behind the protocol session: `strm s` opens a stream into the stream ring,
 /// the decoder thread fills the output ring, the output thread plays it. This class lives on the
@@ -53,7 +54,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   var tracks: [PlaybackTrack] = []
   var nextTrackID = 1
   /// Format `?` streams wait for `codc` before their decoder can be chosen.
-  var pendingCodec: (trackID: Int, codec: Decoders.Codec?, pcm: PCMParameters?)?
+  var pendingCodec: (trackID: Int, codec: Codec?, pcm: PCMParameters?)?
   private var heartbeat: RepeatedTask?
   var outputRunning = false
 
@@ -119,7 +120,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       fetcher.releaseBody(metaInterval: Int(request.metaInterval))
     case .codec(let change):
       guard pendingCodec != nil else { return }
-      pendingCodec?.codec = Self.codec(for: change.format)
+      pendingCodec?.codec = change.format.codec
       pendingCodec?.pcm = change.pcm.decoderParameters
     case .bodyRequest:
       logger.info("ignoring body request: playlist bodies are not forwarded")
@@ -195,7 +196,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
     if command.format == .unknown {
       pendingCodec = (id, nil, nil)
-    } else if let codec = Self.codec(for: command.format) {
+    } else if let codec = command.format.codec {
       worker.enqueue(DecodeJob(trackID: id, codec: codec, pcm: command.pcm.decoderParameters))
     } else {
       logger.error("stream format \(command.format) is not supported")

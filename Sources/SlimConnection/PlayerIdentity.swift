@@ -1,4 +1,5 @@
 import SlimProto
+import Support
 
 /// Picks the player's MAC: LMS keys everything on it, so it must not change between runs.
 public enum MACAddressSource {

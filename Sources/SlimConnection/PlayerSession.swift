@@ -1,5 +1,6 @@
 import Logging
 import SlimProto
+import Support
 
 /// The player's side of one SlimProto conversation: builds HELO, answers the server's commands
 /// that concern the player itself (heartbeat, name, server switch) and hands audio commands to the

@@ -1,3 +1,5 @@
+import Support
+
 /// HELO: the player introduces itself. Always the full 36-byte header, then the capabilities.
 public struct Hello: Equatable, Sendable {
   /// 12 = squeezeplay, the device class whose capabilities string LMS parses.
@@ -82,10 +84,7 @@ public struct MACAddress: Hashable, Sendable, CustomStringConvertible {
   }
 
   public var description: String {
-    bytes.map { byte in
-      let hex = String(byte, radix: 16)
-      return hex.count == 1 ? "0" + hex : hex
-    }.joined(separator: ":")
+    bytes.map { Hex.string($0, width: 2) }.joined(separator: ":")
   }
 
   public var isZero: Bool { bytes.allSatisfy { $0 == 0 } }

@@ -1,3 +1,5 @@
+import Support
+
 /// `strm`: the server's stream and transport control (24-byte header + HTTP request).
 public struct StreamCommand: Equatable, Sendable {
   public enum Command: UInt8, Sendable, CaseIterable {
@@ -37,6 +39,9 @@ public struct StreamCommand: Equatable, Sendable {
     case squeezePlayDirect = 0x73  // s
     case test = 0x6e  // n
     case unknown = 0x3f  // ? (a `codc` follows)
+
+    /// The codec that decodes this format; nil for those this player does not.
+    public var codec: Codec? { Codec(streamFormatByte: rawValue) }
   }
 
   public enum TransitionType: UInt8, Sendable, CaseIterable {

@@ -1,4 +1,5 @@
 import SlimConnection
+import Support
 
 #if canImport(Glibc)
   import Glibc
@@ -76,7 +77,7 @@ public enum ConfigFile {
   public static func expand(_ arguments: [String], log: (String) -> Void) throws -> [String] {
     guard arguments.first != "ctl", let path = configPath(in: arguments) else { return arguments }
     guard let text = FileIO.readText(path) else {
-      log("config file \(path) not readable (\(String(cString: strerror(errno)))); using defaults")
+      log("config file \(path) not readable (\(errorText(errno))); using defaults")
       return arguments
     }
     do {

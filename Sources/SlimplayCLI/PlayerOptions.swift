@@ -1,5 +1,6 @@
 import SlimConnection
 import SlimProto
+import Support
 
 /// Where decoded audio goes (`-o`).
 public enum OutputTarget: Equatable, Sendable {
@@ -93,36 +94,8 @@ public struct BufferSizes: Equatable, Sendable {
   }
 }
 
-/// Codecs, their HELO format tokens, and the order they are offered in (`-c`, `-e`).
-public enum Codec: String, CaseIterable, Sendable {
-  case flac
-  case opus
-  case mp3
-  case pcm
-
-  /// squeezelite's spellings are accepted too.
-  public init?(name: String) {
-    switch name {
-    case "flac", "flc": self = .flac
-    case "opus", "ops": self = .opus
-    case "mp3", "mpg", "mad": self = .mp3
-    case "pcm", "aif", "wav": self = .pcm
-    default: return nil
-    }
-  }
-
-  /// Format tokens for HELO. `pcm` covers WAV and AIFF, whose headers the decoder reads.
-  public var formatTokens: [String] {
-    switch self {
-    case .flac: ["flc"]
-    case .opus: ["ops"]
-    case .mp3: ["mp3"]
-    case .pcm: ["aif", "pcm"]
-    }
-  }
-
-  public static let defaultOrder: [Codec] = [.flac, .opus, .mp3, .pcm]
-
+/// `-c`/`-e` over the codec vocabulary.
+extension Codec {
   /// `-c` picks and orders codecs; `-e` removes some.
   public static func selection(include: String?, exclude: String?) throws(OptionError) -> [Codec] {
     var codecs = defaultOrder

@@ -10,6 +10,7 @@ import Offline
 import Playback
 import SlimConnection
 import SlimProto
+import Support
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,6 +1,7 @@
 import Playback
 import SlimConnection
 import SlimProto
+import Support
 
 /// Everything the command line decided, validated.
 public struct PlayerSettings: Equatable, Sendable {
@@ -38,7 +39,7 @@ public struct PlayerSettings: Equatable, Sendable {
   public init() {}
 
   /// HELO format tokens in preference order.
-  public var formatTokens: [String] { codecs.flatMap(\.formatTokens) }
+  public var formatTokens: [String] { codecs.flatMap(\.capabilityTokens) }
 
   /// Where the server-assigned name is kept: `-N`, else the state folder.
   public func nameFilePath(environment: [String: String]) -> String? {

@@ -1,5 +1,6 @@
 import Dispatch
 import Logging
+import Support
 
 #if canImport(Glibc)
   import Glibc
@@ -39,7 +40,7 @@ final class PowerScript: @unchecked Sendable {
     ShutdownSignals.resetForChild(&attributes)
     let result = posix_spawn(&pid, path, nil, &attributes, &argv, environ)
     guard result == 0 else {
-      logger.error("power script \(path) \(argument): cannot start it: \(String(cString: strerror(result)))")
+      logger.error("power script \(path) \(argument): cannot start it: \(errorText(result))")
       return
     }
     logger.info("power script: \(path) \(argument)")

@@ -4,6 +4,7 @@ import Logging
 import Playback
 import SlimConnection
 import SlimProto
+import Support
 
 #if canImport(Glibc)
   import Glibc

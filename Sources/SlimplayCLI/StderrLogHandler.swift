@@ -1,4 +1,5 @@
 import Logging
+import Support
 
 #if canImport(Glibc)
   import Glibc
@@ -30,15 +31,7 @@ public struct StderrLogHandler: LogHandler {
       line += " \(key)=\(value)"
     }
     line += "\n"
-    var bytes = Array(line.utf8)
-    var offset = 0
-    while offset < bytes.count {
-      let n = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress! + offset, $0.count - offset) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else { return }
-      offset += n
-    }
-    bytes.removeAll()
+    line.withUTF8 { _ = POSIXIO.writeAll(2, UnsafeRawBufferPointer($0)) }
   }
 
   private static func timestamp() -> String {

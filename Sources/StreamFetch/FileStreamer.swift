@@ -1,6 +1,7 @@
 import AudioBuffers
 import Logging
 import NIOCore
+import Support
 import Synchronization
 
 #if canImport(Glibc)
@@ -68,15 +69,16 @@ public final class FileStreamer: @unchecked Sendable {
         if input.ring.space > 0 { consumerDrained() }
         break
       }
-      let n = Glibc.read(descriptor, region.baseAddress, min(region.count, 64 * 1024))
-      if n < 0, errno == EINTR { continue }
-      if n < 0 {
-        let code = errno
+      let n: Int
+      switch POSIXIO.read(descriptor, into: region.baseAddress, count: min(region.count, 64 * 1024)) {
+      case .success(let count): n = count
+      case .failure(let failure):
         close()
         input.markEnded()
-        failed?("read error, errno \(code)")
-        break
+        failed?("read error: \(failure)")
+        n = -1
       }
+      if n < 0 { break }
       if n == 0 {
         close()
         input.markEnded()

@@ -1,5 +1,6 @@
 import AudioBuffers
 import Decoders
+import Support
 import Testing
 
 /// What every decoder owes its caller, whatever the codec.

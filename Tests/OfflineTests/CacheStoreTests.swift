@@ -1,6 +1,7 @@
 import LMSControl
 import Logging
 import SlimConnection
+import Support
 import Testing
 
 @testable import Offline

@@ -1,4 +1,4 @@
-import SlimConnection
+import Support
 import Testing
 
 @Suite("FileIO")

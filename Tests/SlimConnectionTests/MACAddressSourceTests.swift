@@ -1,5 +1,6 @@
 import SlimConnection
 import SlimProto
+import Support
 import Testing
 
 @Suite("MACAddressSource")

@@ -1,4 +1,5 @@
 import SlimConnection
+import Support
 import Testing
 
 @Suite("NameStore")

@@ -1,4 +1,5 @@
 import SlimConnection
+import Support
 
 #if canImport(Glibc)
   import Glibc

@@ -1,4 +1,5 @@
 import SlimplayCLI
+import Support
 import Testing
 
 @Suite("-c / -e codecs")

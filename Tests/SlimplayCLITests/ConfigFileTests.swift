@@ -1,5 +1,6 @@
 import SlimConnection
 import SlimplayCLI
+import Support
 import Testing
 
 #if canImport(Glibc)

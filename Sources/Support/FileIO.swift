@@ -28,8 +28,7 @@ public enum FileIO {
     var result: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 4096)
     while result.count < limit {
-      let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-      if n < 0 && errno == EINTR { continue }
+      let n = chunk.withUnsafeMutableBytes { (try? POSIXIO.read(fd, into: $0.baseAddress, count: $0.count).get()) ?? 0 }
       guard n > 0 else { break }
       result.append(contentsOf: chunk[0..<n])
     }
@@ -46,17 +45,10 @@ public enum FileIO {
     let temporary = path + ".tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw .open(path: temporary, errno: errno) }
-    var written = 0
-    while written < bytes.count {
-      let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-      if n < 0 && errno == EINTR { continue }
-      guard n > 0 else {
-        let code = errno
-        close(fd)
-        unlink(temporary)
-        throw .write(path: temporary, errno: code)
-      }
-      written += n
+    if case .failure(let failure) = bytes.withUnsafeBytes({ POSIXIO.writeAll(fd, $0) }) {
+      close(fd)
+      unlink(temporary)
+      throw .write(path: temporary, errno: failure.code)
     }
     if fsync(fd) != 0 {
       let code = errno
@@ -101,8 +93,4 @@ public enum FileIO {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])
   }
-}
-
-public func errorText(_ code: Int32) -> String {
-  String(cString: strerror(code))
 }

@@ -5,7 +5,9 @@
 #endif
 
 /// CLOCK_MONOTONIC readings. SlimProto's "jiffies" are these milliseconds truncated to 32 bits.
+/// A vDSO call: cheap, allocation-free, safe on the output thread.
 public enum MonotonicClock {
+  @inlinable
   public static func nanoseconds() -> UInt64 {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
@@ -15,4 +17,10 @@ public enum MonotonicClock {
   public static func milliseconds() -> UInt64 { nanoseconds() / 1_000_000 }
 
   public static func jiffies() -> UInt32 { UInt32(truncatingIfNeeded: milliseconds()) }
+
+  /// Sleeps until the clock reads `deadline` (ns), whatever signals arrive meanwhile.
+  public static func sleep(until deadline: UInt64) {
+    var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &time, nil) == EINTR {}
+  }
 }

@@ -1,0 +1,60 @@
+/// The codecs this player decodes, and every name they go by: the `strm` format byte, the HELO
+/// format tokens, the `-c`/`-e` names (squeezelite's spellings too) and the file types LMS
+/// reports for the cache. One vocabulary for the protocol, the decoders and the cache.
+public enum Codec: String, CaseIterable, Sendable {
+  case flac
+  case opus
+  case mp3
+  case pcm
+
+  /// The order offered to the server when `-c` does not say: lossless first.
+  public static let defaultOrder: [Codec] = [.flac, .opus, .mp3, .pcm]
+
+  /// A `-c`/`-e` name: ours or squeezelite's.
+  public init?(name: String) {
+    switch name {
+    case "flac", "flc": self = .flac
+    case "opus", "ops": self = .opus
+    case "mp3", "mpg", "mad": self = .mp3
+    case "pcm", "aif", "wav": self = .pcm
+    default: return nil
+    }
+  }
+
+  /// LMS's file type of a track (`type` in its status, `ct` in its database), for the cache.
+  public init?(fileType: String) {
+    switch fileType.lowercased() {
+    case "flc", "flac": self = .flac
+    case "mp3": self = .mp3
+    case "ops", "opus", "ogg": self = .opus
+    case "wav", "aif", "aiff", "pcm": self = .pcm
+    default: return nil
+    }
+  }
+
+  /// The `strm` format byte that asks for this codec.
+  public var streamFormatByte: UInt8 {
+    switch self {
+    case .flac: UInt8(ascii: "f")
+    case .opus: UInt8(ascii: "u")
+    case .mp3: UInt8(ascii: "m")
+    case .pcm: UInt8(ascii: "p")
+    }
+  }
+
+  /// The codec a `strm` format byte asks for; nil for formats this player does not decode.
+  public init?(streamFormatByte byte: UInt8) {
+    guard let codec = Codec.allCases.first(where: { $0.streamFormatByte == byte }) else { return nil }
+    self = codec
+  }
+
+  /// Format tokens for HELO. `pcm` covers WAV and AIFF, whose headers the decoder reads.
+  public var capabilityTokens: [String] {
+    switch self {
+    case .flac: ["flc"]
+    case .opus: ["ops"]
+    case .mp3: ["mp3"]
+    case .pcm: ["aif", "pcm"]
+    }
+  }
+}

@@ -1,0 +1,39 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A POSIX semaphore whose every wait has a limit: a thread that does not answer (an output
+/// blocked in a device write) costs the waiter a bounded time, never a hang.
+public final class Semaphore: @unchecked Sendable {
+  // sem_t is shared memory by design: sem_post/sem_timedwait are the synchronisation.
+  private let semaphore: UnsafeMutablePointer<sem_t>
+
+  public init() {
+    semaphore = .allocate(capacity: 1)
+    sem_init(semaphore, 0, 0)
+  }
+
+  deinit {
+    sem_destroy(semaphore)
+    semaphore.deallocate()
+  }
+
+  /// Async-signal-safe and lock-free: usable from the realtime threads.
+  public func signal() { sem_post(semaphore) }
+
+  /// Waits for a signal at most `milliseconds`; false when the time ran out.
+  public func wait(milliseconds: Int) -> Bool {
+    var deadline = timespec()
+    clock_gettime(CLOCK_REALTIME, &deadline)
+    let nanoseconds = deadline.tv_nsec + milliseconds % 1000 * 1_000_000
+    deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
+    deadline.tv_nsec = nanoseconds % 1_000_000_000
+    while sem_timedwait(semaphore, &deadline) != 0 {
+      if errno != EINTR { return false }
+    }
+    return true
+  }
+
+  /// Takes a pending signal without waiting; false when there is none.
+  public func tryWait() -> Bool { sem_trywait(semaphore) == 0 }
+}

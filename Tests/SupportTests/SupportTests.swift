@@ -1,0 +1,81 @@
+import Support
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+@Suite("Support")
+struct SupportTests {
+  @Test func writeAllAndReadCrossAPipeWhole() throws {
+    var fds: [Int32] = [0, 0]
+    #expect(pipe(&fds) == 0)
+    defer {
+      close(fds[0])
+      close(fds[1])
+    }
+    let bytes = (0..<3000).map { UInt8(truncatingIfNeeded: $0 * 7) }
+    let written = bytes.withUnsafeBytes { POSIXIO.writeAll(fds[1], $0) }
+    #expect((try? written.get()) != nil)
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1000)
+    while received.count < bytes.count {
+      let n = try buffer.withUnsafeMutableBytes {
+        try POSIXIO.read(fds[0], into: $0.baseAddress, count: $0.count).get()
+      }
+      #expect(n > 0)
+      received += buffer[0..<n]
+    }
+    #expect(received == bytes)
+  }
+
+  @Test func failuresCarryTheirErrno() {
+    var byte: UInt8 = 0
+    let result = POSIXIO.read(-1, into: &byte, count: 1)
+    guard case .failure(let failure) = result else {
+      Issue.record("a read of descriptor -1 succeeded")
+      return
+    }
+    #expect(failure.code == EBADF)
+    #expect(failure.description == "Bad file descriptor")
+    let full = [UInt8](repeating: 1, count: 4).withUnsafeBytes { POSIXIO.writeAll(-1, $0) }
+    #expect((try? full.get()) == nil)
+  }
+
+  @Test func hexIsFixedWidthLowerCase() {
+    #expect(Hex.string(UInt8(0x0a), width: 2) == "0a")
+    #expect(Hex.string(UInt64(0xdead_beef), width: 16) == "00000000deadbeef")
+    #expect(Hex.string(UInt32(0x1f), width: 4) == "001f")
+    #expect(Hex.string(UInt32(0x12345), width: 4) == "12345")
+  }
+
+  @Test func semaphoreWaitsAreBounded() {
+    let semaphore = Semaphore()
+    let start = MonotonicClock.nanoseconds()
+    #expect(!semaphore.wait(milliseconds: 50))
+    let waited = MonotonicClock.nanoseconds() - start
+    #expect(waited >= 50_000_000)
+    semaphore.signal()
+    #expect(semaphore.wait(milliseconds: 1000))
+    #expect(!semaphore.tryWait())
+  }
+
+  @Test func everyCodecNameLeadsBackToItsCodec() {
+    for codec in Codec.allCases {
+      #expect(Codec(streamFormatByte: codec.streamFormatByte) == codec)
+      #expect(Codec(name: codec.rawValue) == codec)
+      for token in codec.capabilityTokens {
+        #expect(Codec(name: token) == codec)
+        #expect(Codec(fileType: token) == codec)
+      }
+    }
+    // The strm format letters LMS sends (Slim/Player/Squeezebox2.pm's formatCodes).
+    #expect(Codec(streamFormatByte: UInt8(ascii: "f")) == .flac)
+    #expect(Codec(streamFormatByte: UInt8(ascii: "m")) == .mp3)
+    #expect(Codec(streamFormatByte: UInt8(ascii: "u")) == .opus)
+    #expect(Codec(streamFormatByte: UInt8(ascii: "p")) == .pcm)
+    #expect(Codec(streamFormatByte: UInt8(ascii: "a")) == nil)
+    #expect(Codec(fileType: "OGG") == .opus)
+    #expect(Codec(fileType: "alc") == nil)
+  }
+}

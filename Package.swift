@@ -159,6 +159,21 @@ let package = Package(
     .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Support"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+    .testTarget(
+      name: "PlaybackTests",
+      dependencies: [
+        "Playback", "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "Support",
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: strict),
+    .testTarget(
+      name: "StreamFetchTests",
+      dependencies: [
+        "StreamFetch", "AudioBuffers", "SlimProto", "Support",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: strict),
     .testTarget(name: "LMSControlTests", dependencies: ["LMSControl"], swiftSettings: strict),
     .testTarget(
       name: "LocalControlTests",

@@ -16,25 +16,23 @@ extension OutputPlayer {
   public func insertSilence(milliseconds: Int) { post { $0.silenceMilliseconds += milliseconds } }
   public func skip(milliseconds: Int) { post { $0.skipMilliseconds += milliseconds } }
 
-  /// Stops and drops everything buffered; returns once the output thread has done it. The decoder
-  /// must be parked (it produces into the ring being emptied).
-  public func stopAndFlush() {
-    post {
+  /// Stops and drops everything buffered. The decoder must be parked by a hold (it produces into
+  /// the ring being emptied), which the output thread ends once it is done. Waits for that at
+  /// most `timeoutMilliseconds`; false when the output thread is blocked in a device write.
+  public func stopAndFlush(releasingHold: Bool, timeoutMilliseconds: Int = 2000) -> Bool {
+    postAndWait(timeoutMilliseconds: timeoutMilliseconds) {
       $0.stop = true
       $0.flushAll = true
-      $0.acknowledge = true
+      if releasingHold { $0.releaseHolds += 1 }
     }
-    sem_wait(acknowledged)
   }
 
-  /// Drops frames from `frame` on, keeping what plays before it; returns once done. The decoder
-  /// must be parked.
-  public func flush(from frame: Int) {
-    post {
-      $0.flushFrom = frame
-      $0.acknowledge = true
+  /// Drops frames from `frame` on, keeping what plays before it; as `stopAndFlush` otherwise.
+  public func flush(from frame: Int, releasingHold: Bool, timeoutMilliseconds: Int = 2000) -> Bool {
+    postAndWait(timeoutMilliseconds: timeoutMilliseconds) {
+      $0.flushFrom = min($0.flushFrom ?? frame, frame)
+      if releasingHold { $0.releaseHolds += 1 }
     }
-    sem_wait(acknowledged)
   }
 
   public func currentPosition() -> PlayPosition { position.withLock { $0 } }

@@ -11,26 +11,18 @@ extension OutputPlayer {
   /// opened again when there is something to play.
   public func closeDevice() { post { $0.closeDevice = .poweredOff } }
 
-  /// The player is exiting: stops, drops what is buffered and closes the device. The decoder
-  /// must be parked. False when the output thread did not get to it in time: a device write that
-  /// blocks (a stalled reader on `-o -`) must not keep the process from exiting.
+  /// The pipeline is ending: stops, drops what is buffered, closes the device and ends the output
+  /// thread. The decoder must have stopped. False when the output thread did not get to it in
+  /// time: a device write that blocks (a stalled reader on `-o -`) must not keep the process
+  /// from exiting.
   @discardableResult
   public func shutDown(timeoutMilliseconds: Int = 2000) -> Bool {
-    post {
+    postAndWait(timeoutMilliseconds: timeoutMilliseconds) {
       $0.stop = true
       $0.flushAll = true
       $0.closeDevice = .shutdown
-      $0.acknowledge = true
+      $0.exit = true
     }
-    var deadline = timespec()
-    clock_gettime(CLOCK_REALTIME, &deadline)
-    let nanoseconds = deadline.tv_nsec + timeoutMilliseconds % 1000 * 1_000_000
-    deadline.tv_sec += timeoutMilliseconds / 1000 + nanoseconds / 1_000_000_000
-    deadline.tv_nsec = nanoseconds % 1_000_000_000
-    while sem_timedwait(acknowledged, &deadline) != 0 {
-      if errno != EINTR { return false }
-    }
-    return true
   }
 
   /// `-C`: with nothing to play for the configured time, the device is closed.

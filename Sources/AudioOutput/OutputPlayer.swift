@@ -55,7 +55,12 @@ public final class OutputPlayer: @unchecked Sendable {
     var skipMilliseconds = 0
     var gain: (left: UInt32, right: UInt32)?
     var closeDevice: CloseReason?
-    var acknowledge = false
+    /// Decoder holds to end once the ring changes above are made (the flushes).
+    var releaseHolds = 0
+    /// The thread ends (after the rest is applied).
+    var exit = false
+    /// Acknowledged once applied: the highest sequence number the caller waits for.
+    var acknowledge = 0
   }
 
   let output: FrameOutput
@@ -63,7 +68,12 @@ public final class OutputPlayer: @unchecked Sendable {
   let configuration: Configuration
   let wakeup = Wakeup()
   private let requests = Mutex(Requests())
-  let acknowledged: UnsafeMutablePointer<sem_t>
+  /// The last request sequence applied, and the signal that it moved.
+  private let appliedSequence = Atomic<Int>(0)
+  private let applied = Semaphore()
+  private var nextSequence = 0
+  /// The decoder's hold, ended here after a flush (see `ProducerHold`).
+  let producerHold: ProducerHold?
   let position = Mutex(PlayPosition())
   /// Called on the output thread; keep it short (the engine hops to its event loop).
   let onEvent: @Sendable (OutputEvent) -> Void
@@ -107,15 +117,14 @@ public final class OutputPlayer: @unchecked Sendable {
 
   public init(
     output: FrameOutput, device: any OutputDevice, configuration: Configuration = Configuration(),
-    consumed: Wakeup, onEvent: @escaping @Sendable (OutputEvent) -> Void
+    consumed: Wakeup, producerHold: ProducerHold? = nil, onEvent: @escaping @Sendable (OutputEvent) -> Void
   ) {
     self.output = output
     self.device = device
     self.configuration = configuration
     self.consumed = consumed
+    self.producerHold = producerHold
     self.onEvent = onEvent
-    acknowledged = .allocate(capacity: 1)
-    sem_init(acknowledged, 0, 0)
     silence = .allocate(capacity: 2 * 4096)
     silence.initialize(repeating: 0)
     mix = .allocate(capacity: 2 * 16384)
@@ -123,14 +132,13 @@ public final class OutputPlayer: @unchecked Sendable {
   }
 
   deinit {
-    sem_destroy(acknowledged)
-    acknowledged.deallocate()
     silence.deallocate()
     mix.deallocate()
   }
 
-  public func startThread() {
-    RealtimeThread.start(name: "slimplay-output") { [self] in
+  /// Starts the output thread; it runs until `shutDown`.
+  public func startThread() -> RealtimeThread {
+    RealtimeThread(name: "slimplay-output") { [self] in
       let priority = configuration.realtimePriority
       onEvent(.realtimePriority(priority, granted: RealtimeThread.makeCurrentRealtime(priority: priority)))
       run()
@@ -152,11 +160,30 @@ public final class OutputPlayer: @unchecked Sendable {
     wakeup.signalAlways()
   }
 
+  /// Posts a request and waits, at most `timeoutMilliseconds`, until the output thread applied
+  /// it. False when it did not get to it in time (blocked in a device write): it is applied when
+  /// the write returns. Called from one thread (the control loop) only.
+  func postAndWait(timeoutMilliseconds: Int, _ change: (inout Requests) -> Void) -> Bool {
+    nextSequence += 1
+    let sequence = nextSequence
+    post {
+      change(&$0)
+      $0.acknowledge = sequence
+    }
+    let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
+    while appliedSequence.load(ordering: .acquiring) < sequence {
+      let now = MonotonicClock.nanoseconds()
+      guard now < deadline else { return false }
+      // A signal left by an earlier request that timed out only costs one more turn.
+      _ = applied.wait(milliseconds: max(1, Int((deadline - now) / 1_000_000)))
+    }
+    return true
+  }
+
   // MARK: Output thread
 
   private func run() {
-    while true {
-      applyRequests()
+    while applyRequests() {
       if state != .running || reportedDry { closeDeviceIfIdle() }
       switch state {
       case .stopped, .paused:
@@ -176,7 +203,8 @@ public final class OutputPlayer: @unchecked Sendable {
     }
   }
 
-  private func applyRequests() {
+  /// False once the thread is to end.
+  private func applyRequests() -> Bool {
     let pending = requests.withLock { current -> Requests in
       let copy = current
       current = Requests()
@@ -225,7 +253,12 @@ public final class OutputPlayer: @unchecked Sendable {
     let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
     silenceFrames += pending.silenceMilliseconds * rate / 1000
     skipFrames += pending.skipMilliseconds * rate / 1000
-    if pending.acknowledge { sem_post(acknowledged) }
+    for _ in 0..<pending.releaseHolds { producerHold?.release() }
+    if pending.acknowledge > 0 {
+      appliedSequence.store(pending.acknowledge, ordering: .releasing)
+      applied.signal()
+    }
+    return !pending.exit
   }
 
   private func isReady(_ condition: StartCondition) -> Bool {

@@ -79,3 +79,20 @@ long slimplay_release_program_pages(void) {
   dl_iterate_phdr(release_read_only_segments, &released);
   return released;
 }
+
+#include <errno.h>
+#include <time.h>
+
+int slimplay_join_thread(pthread_t thread, int timeout_ms) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    long nanoseconds = deadline.tv_nsec + (long)(timeout_ms % 1000) * 1000000L;
+    deadline.tv_sec += timeout_ms / 1000 + nanoseconds / 1000000000L;
+    deadline.tv_nsec = nanoseconds % 1000000000L;
+    int result;
+    do {
+        result = pthread_timedjoin_np(thread, NULL, &deadline);
+    } while (result == EINTR);
+    if (result == ETIMEDOUT) pthread_detach(thread);
+    return result;
+}

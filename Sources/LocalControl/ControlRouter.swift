@@ -9,6 +9,12 @@ public protocol ControlTarget: AnyObject {
   func currentArtwork() -> EventLoopFuture<[UInt8]?>
   /// A cover by LMS cover id.
   func artwork(coverID: String) -> EventLoopFuture<[UInt8]?>
+  /// Once, on the loop, when the API starts: work the target does meanwhile (artwork prefetch).
+  func startBackgroundWork()
+}
+
+extension ControlTarget {
+  public func startBackgroundWork() {}
 }
 
 /// One parsed request.

@@ -12,10 +12,20 @@ public final class ControlServer: @unchecked Sendable {
   private let target: any ControlTarget
   private let logger: Logger
   private var channel: (any Channel)?
+  /// Made on the loop by the first client that asks.
+  private let broadcasterBox: NIOLoopBoundBox<StatusBroadcaster?>
+
+  private var broadcaster: StatusBroadcaster {
+    if let existing = broadcasterBox.value { return existing }
+    let made = StatusBroadcaster(eventLoop: eventLoop, target: target)
+    broadcasterBox.value = made
+    return made
+  }
 
   public init(eventLoop: any EventLoop, token: String?, target: any ControlTarget, logger: Logger) {
     self.eventLoop = eventLoop
     self.router = ControlRouter(token: token)
+    broadcasterBox = .makeEmptyBox(eventLoop: eventLoop)
     self.target = target
     self.logger = logger
   }
@@ -23,16 +33,16 @@ public final class ControlServer: @unchecked Sendable {
   /// Binds `host:port`; failure is logged and the player runs on without the API.
   public func start(host: String, port: Int) {
     let router = self.router
-    let target = UncheckedTarget(target)
     let logger = self.logger
-    let broadcaster = UncheckedBroadcaster(StatusBroadcaster(eventLoop: eventLoop, target: self.target))
+    eventLoop.execute { self.target.startBackgroundWork() }
     ServerBootstrap(group: eventLoop)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       .childChannelInitializer { channel in
+        // Child channels run on the control loop, where the target and the broadcaster live.
         channel.eventLoop.makeCompletedFuture {
           try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
           try channel.pipeline.syncOperations.addHandler(
-            ControlHTTPHandler(router: router, target: target.value, broadcaster: broadcaster.value, logger: logger))
+            ControlHTTPHandler(router: router, target: self.target, broadcaster: self.broadcaster, logger: logger))
         }
       }
       .bind(host: host, port: port)
@@ -53,16 +63,6 @@ public final class ControlServer: @unchecked Sendable {
   }
 }
 
-/// The target is confined to the control loop, which is also every child channel's loop.
-private struct UncheckedTarget: @unchecked Sendable {
-  let value: any ControlTarget
-  init(_ value: any ControlTarget) { self.value = value }
-}
-
-private struct UncheckedBroadcaster: @unchecked Sendable {
-  let value: StatusBroadcaster
-  init(_ value: StatusBroadcaster) { self.value = value }
-}
 
 private final class ControlHTTPHandler: ChannelInboundHandler {
   typealias InboundIn = HTTPServerRequestPart

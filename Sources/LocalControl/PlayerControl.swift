@@ -1,19 +1,22 @@
 import LMSControl
 import NIOCore
-import Offline
 
 /// The control API's view of the player: online, commands go to LMS so the server stays
-/// authoritative; offline, the offline coordinator applies them to local playback.
+/// authoritative; offline, they are applied to local playback.
 public final class PlayerControl: ControlTarget {
-  private let coordinator: OfflineCoordinator
+  private let player: any ControlledPlayer
   private let client: LMSClient
+  private let server: LMSCommandBackend
+  private let local: LocalCommandBackend
   private let artwork: ArtworkCache?
   private let nowPlaying: NowPlaying
 
   /// `snapshotPath`: where the last published track is kept across restarts.
-  public init(coordinator: OfflineCoordinator, client: LMSClient, artwork: ArtworkCache?, snapshotPath: String?) {
-    self.coordinator = coordinator
+  public init(player: any ControlledPlayer, client: LMSClient, artwork: ArtworkCache?, snapshotPath: String?) {
+    self.player = player
     self.client = client
+    server = LMSCommandBackend(client: client)
+    local = LocalCommandBackend(player: player, eventLoop: client.eventLoop)
     self.artwork = artwork
     nowPlaying = NowPlaying(artwork: artwork, snapshotPath: snapshotPath)
   }
@@ -39,8 +42,8 @@ public final class PlayerControl: ControlTarget {
   }
 
   private var currentTrack: QueueTrack? {
-    let queue = coordinator.queueSnapshot
-    guard let index = coordinator.heardQueuePosition()?.index ?? queue?.currentIndex else { return nil }
+    let queue = player.queueSnapshot
+    guard let index = player.heardQueuePosition()?.index ?? queue?.currentIndex else { return nil }
     return queue?.tracks.first { $0.index == index }
   }
 
@@ -50,10 +53,19 @@ public final class PlayerControl: ControlTarget {
     return artwork(coverID: coverID)
   }
 
+  /// Every 2 s, one cover of the queue is fetched ahead (`prefetchArtwork`).
+  public func startBackgroundWork() {
+    client.eventLoop.assumeIsolated().scheduleTask(in: .seconds(2)) { [weak self] in
+      guard let self else { return }
+      prefetchArtwork()
+      startBackgroundWork()
+    }
+  }
+
   /// Fetches the covers of every track in the queue view, so offline playback has art too.
   public func prefetchArtwork() {
-    guard let artwork, coordinator.state == .online else { return }
-    for track in coordinator.queueSnapshot?.tracks ?? [] {
+    guard let artwork, player.controlMode == .online else { return }
+    for track in player.queueSnapshot?.tracks ?? [] {
       guard let coverID = track.coverID, artwork.cached(coverID) == nil else { continue }
       artwork.image(coverID) { _ in }
       return  // one at a time: the next tick takes the next one
@@ -61,16 +73,16 @@ public final class PlayerControl: ControlTarget {
   }
 
   public func status() -> JSONValue {
-    let queue = coordinator.queueSnapshot
-    let heard = coordinator.heardQueuePosition()
+    let queue = player.queueSnapshot
+    let heard = player.heardQueuePosition()
     var members: [String: JSONValue] = [
-      "state": .string(Self.name(of: coordinator.state)),
+      "state": .string(player.controlMode.rawValue),
       "server": client.endpoint.map { .string($0.identity) } ?? .null,
-      "playing": .bool(coordinator.isPlaying),
-      "volume": coordinator.volumePercent.map { .number(Double($0)) } ?? .null,
+      "playing": .bool(player.isPlaying),
+      "volume": player.volumePercent.map { .number(Double($0)) } ?? .null,
     ]
     if let shown = nowPlaying.update(current: currentTrack) {
-      var track = Self.describe(shown.track, cached: coordinator.isCached(shown.track))
+      var track = Self.describe(shown.track, cached: player.isCached(shown.track))
       if shown.artworkReady, let coverID = shown.track.coverID, var members = track.object {
         members["artwork"] = .string("/api/artwork/\(coverID)")
         track = .object(members)
@@ -81,38 +93,18 @@ public final class PlayerControl: ControlTarget {
         members["position"] = .number((heard.seconds * 1000).rounded() / 1000)
       }
     }
-    members["queue"] = .array((queue?.tracks ?? []).map { Self.describe($0, cached: coordinator.isCached($0)) })
+    members["queue"] = .array((queue?.tracks ?? []).map { Self.describe($0, cached: player.isCached($0)) })
     return .object(members)
   }
 
   public func perform(_ command: ControlCommand) -> EventLoopFuture<Void> {
-    switch coordinator.state {
+    switch player.controlMode {
     case .offline:
-      switch command {
-      case .play: coordinator.localResume()
-      case .pause: coordinator.localPause()
-      case .toggle: coordinator.isPlaying ? coordinator.localPause() : coordinator.localResume()
-      case .next: coordinator.localSkip(by: 1)
-      case .previous: coordinator.localSkip(by: -1)
-      case .seek(let seconds): coordinator.localSeek(to: seconds)
-      case .volume(let percent): coordinator.localVolume(percent)
-      }
-      return client.eventLoop.makeSucceededVoidFuture()
+      return local.perform(command)
     case .resyncing:
       return client.eventLoop.makeFailedFuture(ControlError.unavailable("resyncing with the server; try again shortly"))
     case .online, .disconnected:
-      return client.request(command.lmsCommand).map { _ in }.flatMapErrorThrowing { error in
-        throw ControlError.unavailable("the server did not take the command: \(error)")
-      }
-    }
-  }
-
-  static func name(of state: OfflineCoordinator.State) -> String {
-    switch state {
-    case .online: "online"
-    case .disconnected: "disconnected"
-    case .offline: "offline"
-    case .resyncing: "resyncing"
+      return server.perform(command)
     }
   }
 

@@ -47,8 +47,6 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   }
 
   public weak var reporter: (any PlaybackReporter)?
-  /// Told first about every connection change (the runtime records the server there).
-  public var connectionObserver: ((Bool) -> Void)?
   var machine = OfflineStateMachine()
   let engine: StreamingEngine
   let poller: StatusPoller
@@ -98,6 +96,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   // MARK: PlaybackEngine (from the session)
 
   public var maximumSampleRate: Int { engine.maximumSampleRate }
+  public var streamHealth: StreamHealth { engine.streamHealth }
 
   public func handle(_ message: ServerMessage) {
     if case .stream(let command) = message {
@@ -114,7 +113,6 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   }
 
   public func serverConnectionChanged(_ isConnected: Bool) {
-    connectionObserver?(isConnected)
     guard !shuttingDown else { return }
     perform(machine.connectionChanged(up: isConnected, facts: facts(), isCached: hasUsableCopy))
   }

@@ -33,54 +33,49 @@ struct DecodeJob: Equatable, Sendable {
 }
 
 /// The decoder thread: stream ring → decoder → output ring. It sleeps on its `Wakeup` whenever it
-/// cannot progress (no input, or no room), and never blocks on a lock the output holds.
-final class DecoderWorker: @unchecked Sendable {
+/// cannot progress (no input, or no room), never blocks on a lock the output holds, parks while
+/// `hold` is held, and ends when its pipeline stops.
+final class DecoderWorker: Sendable {
   private struct Inbox {
     var job: DecodeJob?
-    var park = false
+    var stop = false
   }
 
-  let wakeup = Wakeup()
+  /// Decoder-thread state. Touched by the decoder thread, or by the control side while the
+  /// decoder is parked (`resetWhileParked`); the hold orders the two.
+  private struct Current {
+    var decoder: (any AudioDecoder)?
+    var job: DecodeJob?
+    var reportedFormat = false
+  }
+
+  let wakeup: Wakeup
+  let hold: ProducerHold
   private let input: StreamInput
   private let output: FrameOutput
   private let inbox = Mutex(Inbox())
-  private let parked: UnsafeMutablePointer<sem_t>
-  private let resumed: UnsafeMutablePointer<sem_t>
+  private let current = Mutex(Current())
   private let onEvent: @Sendable (DecoderEvent) -> Void
   /// Called after input was consumed (the stream may resume reading).
   private let inputConsumed: @Sendable () -> Void
   /// Called after frames were committed (the output may start).
   private let framesCommitted: @Sendable () -> Void
 
-  // Decoder-thread state.
-  private var decoder: (any AudioDecoder)?
-  private var job: DecodeJob?
-  private var reportedFormat = false
-
   init(
-    input: StreamInput, output: FrameOutput, onEvent: @escaping @Sendable (DecoderEvent) -> Void,
+    input: StreamInput, output: FrameOutput, wakeup: Wakeup, hold: ProducerHold, onEvent: @escaping @Sendable (DecoderEvent) -> Void,
     inputConsumed: @escaping @Sendable () -> Void, framesCommitted: @escaping @Sendable () -> Void
   ) {
     self.input = input
     self.output = output
+    self.wakeup = wakeup
+    self.hold = hold
     self.onEvent = onEvent
     self.inputConsumed = inputConsumed
     self.framesCommitted = framesCommitted
-    parked = .allocate(capacity: 1)
-    resumed = .allocate(capacity: 1)
-    sem_init(parked, 0, 0)
-    sem_init(resumed, 0, 0)
   }
 
-  deinit {
-    sem_destroy(parked)
-    sem_destroy(resumed)
-    parked.deallocate()
-    resumed.deallocate()
-  }
-
-  func startThread() {
-    RealtimeThread.start(name: "slimplay-decode", stackBytes: 512 * 1024) { [self] in run() }
+  func startThread() -> RealtimeThread {
+    RealtimeThread(name: "slimplay-decode", stackBytes: 512 * 1024) { [self] in run() }
   }
 
   // MARK: Control side
@@ -91,104 +86,111 @@ final class DecoderWorker: @unchecked Sendable {
     wakeup.signalAlways()
   }
 
-  /// Stops the thread at a safe point and returns once it waits there, so the control side may
-  /// reset the rings. Every `park()` needs an `unpark()`.
-  func park() {
-    inbox.withLock { $0.park = true }
-    wakeup.signalAlways()
-    sem_wait(parked)
-  }
-
   /// While parked: forget the current decoder and any queued job.
   func resetWhileParked() {
-    decoder = nil
-    job = nil
+    current.withLock {
+      $0.decoder = nil
+      $0.job = nil
+    }
     inbox.withLock { $0.job = nil }
   }
 
-  func unpark() {
-    sem_post(resumed)
+  /// Ends the thread at its next safe point (parked or not).
+  func requestStop() {
+    inbox.withLock { $0.stop = true }
+    wakeup.signalAlways()
   }
+
+  private var isRunning: Bool { !inbox.withLock { $0.stop } }
 
   // MARK: Decoder thread
 
   private func run() {
-    while true {
-      let (parkRequested, next) = inbox.withLock { box -> (Bool, DecodeJob?) in
-        let park = box.park
-        box.park = false
-        var next: DecodeJob?
-        if decoder == nil, !park {
-          next = box.job
-          box.job = nil
+    while isRunning {
+      if hold.isRequested {
+        hold.park(while: { isRunning })
+        continue
+      }
+      // The lock is only ever contended while parked (by the control side), so holding it for
+      // one decode call costs nothing.
+      let idle = current.withLock { current -> Bool in
+        if current.decoder == nil, let next = inbox.withLock({ box -> DecodeJob? in
+          defer { box.job = nil }
+          return box.job
+        }) {
+          install(next, into: &current)
         }
-        return (park, next)
+        guard current.decoder != nil else { return true }
+        step(&current)
+        return false
       }
-      if parkRequested {
-        sem_post(parked)
-        sem_wait(resumed)
-        continue
-      }
-      if let next { install(next) }
-      guard let decoder, let job else {
-        wakeup.wait(timeoutMilliseconds: 1000) { self.inbox.withLock { $0.job == nil && !$0.park } }
-        continue
-      }
-      if output.freeFrames < decoder.minimumFreeFrames {
-        // The output wakes us once a quarter of its ring is free; the timeout is a backstop.
-        let refill = max(decoder.minimumFreeFrames, output.refillFrames)
-        wakeup.wait(timeoutMilliseconds: 1000) { self.output.freeFrames < refill }
-        continue
-      }
-      let before = output.ring.totalWritten
-      let progress: DecodeProgress
-      do {
-        progress = try decoder.decode(from: input, to: output)
-      } catch {
-        onEvent(.failed(trackID: job.trackID, message: error.description))
-        finishJob()
-        continue
-      }
-      inputConsumed()
-      if output.ring.totalWritten != before { framesCommitted() }
-      if !reportedFormat, let format = decoder.format {
-        reportedFormat = true
-        onEvent(.formatKnown(trackID: job.trackID, format: format))
-      }
-      switch progress {
-      case .decoded:
-        continue
-      case .needsInput:
-        // The decoder wants more than is buffered (often the rest of a frame): sleep until the
-        // stream adds bytes, not merely while the ring is empty, or a stream arriving at play
-        // speed keeps this thread spinning.
-        // With audio queued for the output there is no hurry: wait for a worthwhile chunk
-        // (32 KiB) instead of waking for every network read of a stream that arrives at play
-        // speed (radio, transcoding), but never longer than a quarter of what is queued.
-        let buffered = input.ring.fill
-        let rate = max(1, decoder.format?.sampleRate ?? 44100)
-        let queuedMilliseconds = output.bufferedFrames * 1000 / rate
-        let patient = queuedMilliseconds >= 200
-        let wanted = patient ? min(buffered + 32 * 1024, input.ring.capacity / 2) : buffered + 1
-        input.wantedFill = wanted
-        output.decoderWaitsForInput = true
-        wakeup.wait(timeoutMilliseconds: Int32(patient ? min(500, queuedMilliseconds / 4) : 200)) {
-          self.input.ring.fill < wanted && !self.input.hasEnded
+      if idle {
+        wakeup.wait(timeoutMilliseconds: 1000) {
+          self.inbox.withLock { $0.job == nil && !$0.stop } && !self.hold.isRequested
         }
-        input.wantedFill = 0
-        output.decoderWaitsForInput = false
-      case .finished:
-        onEvent(.finished(trackID: job.trackID))
-        finishJob()
       }
     }
   }
 
-  private func install(_ next: DecodeJob) {
+  /// One decode call, or one wait for room or input.
+  private func step(_ current: inout Current) {
+    guard let decoder = current.decoder, let job = current.job else { return }
+    if output.freeFrames < decoder.minimumFreeFrames {
+      // The output wakes us once a quarter of its ring is free; the timeout is a backstop.
+      let refill = max(decoder.minimumFreeFrames, output.refillFrames)
+      wakeup.wait(timeoutMilliseconds: 1000) { self.output.freeFrames < refill && !self.hold.isRequested }
+      return
+    }
+    let before = output.ring.totalWritten
+    let progress: DecodeProgress
     do {
-      decoder = try DecoderFactory.make(codec: next.codec, pcm: next.pcm)
-      job = next
-      reportedFormat = false
+      progress = try decoder.decode(from: input, to: output)
+    } catch {
+      onEvent(.failed(trackID: job.trackID, message: error.description))
+      current.decoder = nil
+      current.job = nil
+      return
+    }
+    inputConsumed()
+    if output.ring.totalWritten != before { framesCommitted() }
+    if !current.reportedFormat, let format = decoder.format {
+      current.reportedFormat = true
+      onEvent(.formatKnown(trackID: job.trackID, format: format))
+    }
+    switch progress {
+    case .decoded:
+      break
+    case .needsInput:
+      // The decoder wants more than is buffered (often the rest of a frame): sleep until the
+      // stream adds bytes, not merely while the ring is empty, or a stream arriving at play
+      // speed keeps this thread spinning.
+      // With audio queued for the output there is no hurry: wait for a worthwhile chunk
+      // (32 KiB) instead of waking for every network read of a stream that arrives at play
+      // speed (radio, transcoding), but never longer than a quarter of what is queued.
+      let buffered = input.ring.fill
+      let rate = max(1, decoder.format?.sampleRate ?? 44100)
+      let queuedMilliseconds = output.bufferedFrames * 1000 / rate
+      let patient = queuedMilliseconds >= 200
+      let wanted = patient ? min(buffered + 32 * 1024, input.ring.capacity / 2) : buffered + 1
+      input.wantedFill = wanted
+      output.decoderWaitsForInput = true
+      wakeup.wait(timeoutMilliseconds: Int32(patient ? min(500, queuedMilliseconds / 4) : 200)) {
+        self.input.ring.fill < wanted && !self.input.hasEnded && !self.hold.isRequested
+      }
+      input.wantedFill = 0
+      output.decoderWaitsForInput = false
+    case .finished:
+      onEvent(.finished(trackID: job.trackID))
+      current.decoder = nil
+      current.job = nil
+    }
+  }
+
+  private func install(_ next: DecodeJob, into current: inout Current) {
+    do {
+      current.decoder = try DecoderFactory.make(codec: next.codec, pcm: next.pcm)
+      current.job = next
+      current.reportedFormat = false
       switch next.start {
       case .beginning: output.beginTrack(id: next.trackID)
       case .frame(let frame): output.beginTrack(id: next.trackID, startFrame: frame)
@@ -197,10 +199,5 @@ final class DecoderWorker: @unchecked Sendable {
     } catch {
       onEvent(.failed(trackID: next.trackID, message: error.description))
     }
-  }
-
-  private func finishJob() {
-    decoder = nil
-    job = nil
   }
 }

@@ -4,13 +4,10 @@ import AudioOutput
 /// failing and closing it (logged without repeating a failure every second), the mixer kept in
 /// step, and the shutdown.
 extension StreamingEngine {
-  /// The process is exiting: streams closed, the device closed (not left to the kernel), the
-  /// mixer's last setting applied.
+  /// The process is exiting: streams closed, both threads ended, the device closed (not left to
+  /// the kernel), the mixer's last setting applied.
   public func shutDown() {
-    fetcher.close()
-    fileStreamer.close()
-    worker.park()
-    if !player.shutDown() {
+    if !pipeline.stop() {
       logger.warning("output: \(deviceName) still blocked in a write after 2 s; exiting without closing it")
     }
     hardwareVolume?.settle()

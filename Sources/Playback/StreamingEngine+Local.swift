@@ -35,6 +35,10 @@ extension StreamingEngine {
     fetcher.stalledFor.map { Double($0.nanoseconds) / 1e9 }
   }
 
+  public var streamHealth: StreamHealth {
+    StreamHealth(stalledSeconds: streamStalledSeconds, playingWithoutStream: isPlaying && decodingSource == nil)
+  }
+
   /// Ends a live stream whose server is gone; it is reported as failed (`streamFailed`).
   public func abandonLiveStream() { fetcher.abandon(reason: .timeout) }
 
@@ -57,29 +61,20 @@ extension StreamingEngine {
   @discardableResult
   public func continueTrack(_ id: Int, from source: LocalSource) -> Bool {
     guard output.currentTrackID == id, let index = tracks.firstIndex(where: { $0.id == id }) else { return false }
-    fetcher.close()
-    fileStreamer.close()
-    worker.park()
-    input.ring.discardAll()
-    worker.resetWhileParked()
-    input.reopen()
-    worker.unpark()
+    pipeline.reset(output: .keep, reopenInput: true)
     tracks[index].phase = .streaming
     tracks[index].continuedFromCache = true
     tracks.removeAll { $0.id > id }
     worker.enqueue(DecodeJob(trackID: id, codec: source.codec, start: .continuing))
-    return fileStreamer.open(path: source.path)
+    return pipeline.openFile(path: source.path)
   }
 
   /// Queues a cached track behind what is buffered (gapless), or starts it now after a stop.
   /// `startFrame` > 0 begins mid-track (a local seek). Returns the new track's id, or nil when
   /// the file cannot be opened.
   public func playLocal(_ source: LocalSource, startFrame: Int = 0) -> Int? {
-    if fetcher.isOpen || fileStreamer.isOpen {
-      // Called only once the previous source is fully read; anything left is abandoned.
-      fetcher.close()
-      fileStreamer.close()
-    }
+    // Called only once the previous source is fully read; anything left is abandoned.
+    pipeline.closeSource()
     input.reopen()
     // Queued behind a paused track it waits for the resume, like the rest of the queue.
     let paused = isPaused
@@ -89,7 +84,7 @@ extension StreamingEngine {
     tracks.append(PlaybackTrack(id: id, command: command, isLocal: true, startFrame: startFrame))
     player.setTreatment(TrackTreatment(), forTrack: id)
     worker.enqueue(DecodeJob(trackID: id, codec: source.codec, start: startFrame > 0 ? .frame(startFrame) : .beginning))
-    guard fileStreamer.open(path: source.path) else {
+    guard pipeline.openFile(path: source.path) else {
       tracks.removeAll { $0.id == id }
       return nil
     }
@@ -120,15 +115,7 @@ extension StreamingEngine {
   /// the server's stream can follow `id` instead of the cache.
   public func dropTracks(after id: Int) {
     guard tracks.contains(where: { $0.id > id }) else { return }
-    fetcher.close()
-    fileStreamer.close()
-    worker.park()
-    input.ring.discardAll()
-    let cut = output.boundaries.first(where: { $0.trackID > id && $0.isNewTrack })?.frame ?? output.writeFrame
-    player.flush(from: cut)
-    worker.resetWhileParked()
-    input.reopen()
-    worker.unpark()
+    pipeline.reset(output: .tracks(after: id), reopenInput: true)
     tracks.removeAll { $0.id > id }
   }
 }

@@ -37,14 +37,13 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   public let maximumSampleRate: Int
   let eventLoop: any EventLoop
   let logger: Logger
-  let input: StreamInput
-  let output: FrameOutput
-  let fetcher: StreamFetcher
-  let fileStreamer: FileStreamer
-  var worker: DecoderWorker!
-  var player: OutputPlayer!
-  /// Where the SlimProto server is, for `strm s` with server IP 0.
-  private let controlServer: () -> ServerAddress?
+  /// Rings, threads and sources; this class keeps the tracks and the protocol's view of them.
+  private(set) var pipeline: AudioPipeline!
+  var input: StreamInput { pipeline.input }
+  var output: FrameOutput { pipeline.output }
+  var fetcher: StreamFetcher { pipeline.fetcher }
+  var worker: DecoderWorker { pipeline.worker }
+  var player: OutputPlayer { pipeline.player }
   let deviceName: String
   /// `-V` / `-U`: the DAC's mixer.
   let hardwareVolume: HardwareVolume?
@@ -60,38 +59,30 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   public init(
     configuration: Configuration, device: any OutputDevice, eventLoop: any EventLoop,
-    hardwareVolume: HardwareVolume? = nil, controlServer: @escaping () -> ServerAddress?, logger: Logger
+    hardwareVolume: HardwareVolume? = nil, logger: Logger
   ) {
     self.hardwareVolume = hardwareVolume
     self.maximumSampleRate = configuration.maximumSampleRate
     self.eventLoop = eventLoop
     self.logger = logger
-    self.controlServer = controlServer
     deviceName = device.name
-    input = StreamInput(capacity: configuration.streamBufferBytes)
-    let frames = max(4096, configuration.outputBufferBytes / OutputFrames.bytesPerFrame)
-    output = FrameOutput(capacityFrames: frames)
-    fetcher = StreamFetcher(eventLoop: eventLoop, input: input, logger: logger)
-    fileStreamer = FileStreamer(eventLoop: eventLoop, input: input, logger: logger)
-    fetcher.delegate = self
     let loop = eventLoop
-    let fetcher = self.fetcher
-    let fileStreamer = self.fileStreamer
-    worker = DecoderWorker(
-      input: input, output: output,
-      onEvent: { [unowned self] event in loop.execute { self.handle(event) } },
-      inputConsumed: {
-        fetcher.consumerDrained()
-        fileStreamer.consumerDrained()
+    pipeline = AudioPipeline(
+      configuration: .init(
+        streamBufferBytes: configuration.streamBufferBytes, outputBufferBytes: configuration.outputBufferBytes,
+        output: configuration.output),
+      device: device, eventLoop: eventLoop, logger: logger,
+      // The threads end with the pipeline; an event on its way keeps the engine until it is handled.
+      decoderEvent: { [weak self] event in
+        guard let self else { return }
+        loop.execute { self.handle(event) }
       },
-      framesCommitted: { [unowned self] in self.player.framesAvailable() })
-    player = OutputPlayer(
-      output: output, device: device, configuration: configuration.output, consumed: worker.wakeup,
-      onEvent: { [unowned self] event in loop.execute { self.handle(event) } })
-    fileStreamer.dataArrived = { [unowned self] in worker.wakeup.signalAlways() }
-    fileStreamer.failed = { message in logger.error("cache: \(message)") }
-    worker.startThread()
-    player.startThread()
+      outputEvent: { [weak self] event in
+        guard let self else { return }
+        loop.execute { self.handle(event) }
+      })
+    pipeline.fetcher.delegate = self
+    pipeline.start()
   }
 
   // MARK: PlaybackEngine
@@ -175,15 +166,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   private func start(_ command: StreamCommand) {
     reporter?.report(.flushed)
-    if fetcher.isOpen || fileStreamer.isOpen || input.ring.fill > 0 {
+    if pipeline.sourceIsOpen || input.ring.fill > 0 {
       // A new stream replaces one that is still arriving: its bytes are of no use now.
-      fetcher.close()
-      fileStreamer.close()
-      worker.park()
-      input.ring.discardAll()
-      worker.resetWhileParked()
+      pipeline.reset(output: .keep)
       tracks.removeAll { $0.phase == .streaming }
-      worker.unpark()
     }
     input.reopen()
     // Behind a track that plays or is paused, the new one starts when the output reaches it.
@@ -203,14 +189,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       reporter?.report(.notSupported)
       return
     }
-    let server: ServerAddress
-    if command.serverIP == 0 {
-      guard let control = controlServer() else { return }
-      server = ServerAddress(host: control.host, port: Int(command.serverPort))
-    } else {
-      server = ServerAddress(ipv4: command.serverIP, port: Int(command.serverPort))
-    }
-    fetcher.open(
+    // The session resolved server IP 0 (the SlimProto server itself) to its address.
+    let server = ServerAddress(ipv4: command.serverIP, port: Int(command.serverPort))
+    pipeline.openStream(
       host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect)
     // A start posted for a queued track could undo a pause (a paused player, or a pause that
     // lands in the same batch of output requests).
@@ -222,13 +203,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   }
 
   func stop() {
-    fetcher.close()
-    fileStreamer.close()
-    worker.park()
-    input.ring.discardAll()
-    player.stopAndFlush()
-    worker.resetWhileParked()
-    worker.unpark()
+    pipeline.reset(output: .everything)
     tracks.removeAll()
     pendingCodec = nil
     outputRunning = false
@@ -238,17 +213,11 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   /// `strm f`: keep the track that plays, drop what was fetched after it.
   private func flushPrefetched() {
     guard let index = tracks.firstIndex(where: { !$0.started }) else {
-      fetcher.close()
+      pipeline.closeSource()
       return
     }
-    fetcher.close()
-    worker.park()
-    input.ring.discardAll()
     // Frames after the last started track's end are the prefetched ones.
-    let boundaryFrame = output.boundaries.peek().map { $0.frame } ?? output.writeFrame
-    player.flush(from: boundaryFrame)
-    worker.resetWhileParked()
-    worker.unpark()
+    pipeline.reset(output: .tracks(after: index > 0 ? tracks[index - 1].id : 0))
     tracks.removeSubrange(index...)
     reporter?.report(.flushed)
   }
@@ -276,8 +245,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     case .failed(let id, let message):
       logger.error("track \(id): cannot decode: \(message)")
       update(id) { $0.phase = .failed }
-      fetcher.close()
-      fileStreamer.close()
+      pipeline.closeSource()
       reporter?.report(.notSupported)
       observer?.trackFailed(id)
     }

@@ -31,10 +31,28 @@ public protocol PlaybackEngine: AnyObject {
 
   /// The SlimProto connection came up (HELO about to be sent) or went down.
   func serverConnectionChanged(_ isConnected: Bool)
+
+  /// How the player's need for the server stands, for `ServerLiveness`.
+  var streamHealth: StreamHealth { get }
 }
 
 extension PlaybackEngine {
   public func serverConnectionChanged(_ isConnected: Bool) {}
+  public var streamHealth: StreamHealth { StreamHealth() }
+}
+
+/// What tells a silent server from a gone one (see `ServerLiveness`).
+public struct StreamHealth: Equatable, Sendable {
+  /// Seconds the live stream has waited for bytes with room in its ring; nil while no stream
+  /// waits for the network.
+  public var stalledSeconds: Double?
+  /// Playing its last buffered track with no stream open: the next one must come from the server.
+  public var playingWithoutStream = false
+
+  public init(stalledSeconds: Double? = nil, playingWithoutStream: Bool = false) {
+    self.stalledSeconds = stalledSeconds
+    self.playingWithoutStream = playingWithoutStream
+  }
 }
 
 /// How an engine talks back to the server through the session.

@@ -35,15 +35,18 @@ public final class PlayerSession: PlaybackReporter {
   var requestReconnect: (() -> Void)?
   /// When the server last sent anything (CLOCK_MONOTONIC ns; 0 before the first message).
   public private(set) var lastMessageNanoseconds: UInt64 = 0
+  /// Where the server is, shared with the JSON-RPC side.
+  public let location: ServerLocation
   /// The server the session is talking to, for resolving `serv` and stream addresses.
-  public private(set) var server: ServerAddress?
+  public var server: ServerAddress? { location.server }
   private var pendingSyncGroupID: String?
 
   public init(
     identity: Identity, name: String?, nameStore: NameStore, engine: any PlaybackEngine,
-    logger: Logger
+    location: ServerLocation = ServerLocation(), logger: Logger
   ) {
     self.identity = identity
+    self.location = location
     self.name = name
     self.nameStore = nameStore
     self.engine = engine
@@ -68,8 +71,11 @@ public final class PlayerSession: PlaybackReporter {
     return hello
   }
 
-  func connected(to server: ServerAddress) {
-    self.server = server
+  /// `peerIPv4`: the address the connection reached (a host name resolved), for `strm` with
+  /// server IP 0.
+  func connected(to server: ServerAddress, peerIPv4: String? = nil) {
+    location.connected(
+      to: server, ipv4: peerIPv4.flatMap(ServerLocation.ipv4Number) ?? ServerLocation.ipv4Number(server.host))
     lastMessageNanoseconds = MonotonicClock.nanoseconds()
     engine.serverConnectionChanged(true)
   }
@@ -78,6 +84,9 @@ public final class PlayerSession: PlaybackReporter {
     transmit = nil
     engine.serverConnectionChanged(false)
   }
+
+  /// The engine's view, for the liveness check.
+  var streamHealth: StreamHealth { engine.streamHealth }
 
   /// Seconds since the server last sent anything; nil while disconnected.
   public var secondsSinceServerMessage: Double? {
@@ -97,6 +106,14 @@ public final class PlayerSession: PlaybackReporter {
     case .stream(let command) where command.command == .status:
       // Answered at once: LMS and aioslimproto drop a player that stays silent.
       sendStatus(.heartbeat, serverTimestamp: command.rawTimestamp)
+    case .stream(var command) where command.command == .start && command.serverIP == 0:
+      // Server IP 0: the stream comes from the SlimProto server itself.
+      guard let ipv4 = location.ipv4 else {
+        logger.error("strm s from 'the server' while its address is unknown; ignored")
+        return
+      }
+      command.serverIP = ipv4
+      engine.handle(.stream(command))
     case .stream, .audioGain, .audioEnable, .continueStream, .codec, .bodyRequest:
       engine.handle(message)
     case .setting(let setting):

@@ -20,12 +20,15 @@ public final class SlimProtoClient: @unchecked Sendable {
     /// connection into a dead network fails on its own.
     public var serverTimeout: TimeAmount
     public var backoff: Backoff
+    /// Judges a silent server gone before `serverTimeout` when the player needs it.
+    public var liveness: ServerLiveness
 
     public init(
       server: ServerAddress?, discovery: ServerDiscovery = ServerDiscovery(),
       connectTimeout: TimeAmount = .seconds(5), serverTimeout: TimeAmount = .seconds(12),
-      backoff: Backoff = Backoff()
+      backoff: Backoff = Backoff(), liveness: ServerLiveness = ServerLiveness()
     ) {
+      self.liveness = liveness
       self.server = server
       self.discovery = discovery
       self.connectTimeout = connectTimeout
@@ -46,6 +49,7 @@ public final class SlimProtoClient: @unchecked Sendable {
   private var retryTimer: Scheduled<Void>?
   private var random = SystemRandomNumberGenerator()
   private let stoppedPromise: EventLoopPromise<Void>
+  private var livenessCheck: RepeatedTask?
 
   public init(
     configuration: Configuration, session: PlayerSession, eventLoop: any EventLoop, logger: Logger
@@ -70,11 +74,28 @@ public final class SlimProtoClient: @unchecked Sendable {
   public var stopped: EventLoopFuture<Void> { stoppedPromise.futureResult }
 
   public func start() {
-    eventLoop.execute { self.perform(self.machine.start()) }
+    eventLoop.execute {
+      self.perform(self.machine.start())
+      // A silent server with a stalled stream is gone well before the timeout: reconnect at once
+      // (and, offline mode on, hand playback to the cache) while audio is still buffered.
+      self.livenessCheck = self.eventLoop.scheduleRepeatedTask(
+        initialDelay: .milliseconds(500), delay: .milliseconds(500)
+      ) { [unowned self] _ in
+        let health = session.streamHealth
+        if configuration.liveness.serverIsGone(
+          silence: session.secondsSinceServerMessage, stall: health.stalledSeconds,
+          playingWithoutStream: health.playingWithoutStream)
+        {
+          session.abandonConnection()
+        }
+      }
+    }
   }
 
   public func stop() {
     eventLoop.execute {
+      self.livenessCheck?.cancel()
+      self.livenessCheck = nil
       self.retryTimer?.cancel()
       self.perform(self.machine.stop())
       if let channel = self.channel {
@@ -160,7 +181,7 @@ public final class SlimProtoClient: @unchecked Sendable {
             logger.debug("TCP_NODELAY not set: \(error)")
           }
           self.setLivenessOptions(on: channel, timeout: serverTimeout)
-          self.session.connected(to: server)
+          self.session.connected(to: server, peerIPv4: channel.remoteAddress?.ipAddress)
           self.session.transmit = { [weak channel] message in
             channel?.writeAndFlush(message, promise: nil)
           }

@@ -63,47 +63,55 @@ struct PlayerRuntime {
     // One loop for control and streams; a second for cache downloads (blocking file writes).
     let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.offline.enabled ? 2 : 1)
     let loop = group.next()
-    // The engine resolves `strm s` server IP 0 to the session's server, known only once connected.
-    let sessionRef = SessionReference()
-    let streamingEngine = makeEngine(eventLoop: loop, controlServer: { sessionRef.session?.server })
+    // Where the server is: the session records it, the JSON-RPC side reads it.
+    let location = ServerLocation()
+    let streamingEngine = makeEngine(eventLoop: loop)
     var engine: any PlaybackEngine = streamingEngine
     if let script = settings.powerScript {
       let power = PowerScript(path: script, logger: logger)
       power.started()
       streamingEngine.powerChanged = { power.powerChanged(isOn: $0) }
     }
+    // JSON-RPC to LMS: for the offline side and for the control API.
+    let lmsClient =
+      settings.offline.enabled || settings.control != nil ? try makeLMSClient(mac: mac, loop: loop, location: location) : nil
     var offlineCoordinator: OfflineCoordinator?
+    var controlled: (any ControlledPlayer)?
+    if settings.offline.enabled, let lmsClient,
+      let coordinator = makeOfflineCoordinator(
+        engine: streamingEngine, client: lmsClient, downloadLoop: group.next(), environment: environment)
+    {
+      engine = coordinator
+      offlineCoordinator = coordinator
+      controlled = coordinator
+      loop.execute { coordinator.start() }
+    }
     var controlServer: ControlServer?
-    if settings.offline.enabled {
-      if let (coordinator, lmsClient) = try makeOfflineCoordinator(
-        engine: streamingEngine, mac: mac, controlLoop: loop, downloadLoop: group.next(), environment: environment,
-        server: { sessionRef.server }, discoveredPort: { sessionRef.httpPort })
-      {
-        coordinator.connectionObserver = { _ in sessionRef.server = sessionRef.session?.server }
-        engine = coordinator
-        offlineCoordinator = coordinator
-        loop.execute { coordinator.start() }
-        if let control = settings.control {
-          let logger = Logger(label: LogConfiguration.Category.control.rawValue)
-          let artwork = settings.stateDirectoryPath(environment: environment).map {
-            ArtworkCache(directory: $0 + "/artwork", capacityBytes: 250 << 20, client: lmsClient, logger: logger)
-          }
-          let target = PlayerControl(
-            coordinator: coordinator, client: lmsClient, artwork: artwork,
-            snapshotPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/nowplaying.json" })
-          let server = ControlServer(eventLoop: loop, token: control.token, target: target, logger: logger)
-          server.start(host: control.host, port: control.port)
-          controlServer = server
-          // The target lives on the control loop; the task runs there too.
-          let prefetch = LoopConfined(target)
-          _ = loop.scheduleRepeatedTask(initialDelay: .seconds(2), delay: .seconds(2)) { _ in
-            prefetch.value.prefetchArtwork()
-          }
-        }
+    if let control = settings.control, let lmsClient {
+      let logger = Logger(label: LogConfiguration.Category.control.rawValue)
+      let player: any ControlledPlayer
+      if let controlled {
+        player = controlled
+      } else {
+        // Offline mode off: the queue comes from LMS's status, polled while connected.
+        let view = OnlinePlayerView(
+          engine: streamingEngine,
+          poller: StatusPoller(client: lmsClient, logger: Logger(label: LogConfiguration.Category.lms.rawValue)))
+        engine = view
+        player = view
       }
+      let artwork = settings.stateDirectoryPath(environment: environment).map {
+        ArtworkCache(directory: $0 + "/artwork", capacityBytes: 250 << 20, client: lmsClient, logger: logger)
+      }
+      let target = PlayerControl(
+        player: player, client: lmsClient, artwork: artwork,
+        snapshotPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/nowplaying.json" })
+      let server = ControlServer(eventLoop: loop, token: control.token, target: target, logger: logger)
+      server.start(host: control.host, port: control.port)
+      controlServer = server
     }
     let session = PlayerSession(
-      identity: identity, name: name, nameStore: nameStore, engine: engine, logger: logger)
+      identity: identity, name: name, nameStore: nameStore, engine: engine, location: location, logger: logger)
     let client = SlimProtoClient(
       configuration: .init(
         server: settings.server,
@@ -111,25 +119,10 @@ struct PlayerRuntime {
         serverTimeout: .seconds(Int64(settings.serverTimeoutSeconds)),
         // Playing offline, the player wants to know within a second or two that the server is
         // back, to resync it; a refused connect on the LAN costs next to nothing.
-        backoff: offlineCoordinator == nil ? Backoff() : Backoff(maximum: .milliseconds(750))),
+        backoff: offlineCoordinator == nil ? Backoff() : Backoff(maximum: .milliseconds(750)),
+        liveness: settings.liveness),
       session: session, eventLoop: loop, logger: logger)
-    sessionRef.session = session
-    client.discovered = { reply in sessionRef.httpPort = reply.jsonPort }
-    // A silent server with a stalled stream is gone well before the timeout: reconnect at once
-    // (and, offline mode on, hand playback to the cache) while audio is still buffered.
-    let liveness = settings.liveness
-    let watched = LoopConfined(session)
-    _ = loop.scheduleRepeatedTask(initialDelay: .milliseconds(500), delay: .milliseconds(500)) { _ in
-      let session = watched.value
-      let engine = streamingEngine
-      let playingWithoutStream = engine.isPlaying && engine.decodingSource == nil
-      if liveness.serverIsGone(
-        silence: session.secondsSinceServerMessage, stall: engine.streamStalledSeconds,
-        playingWithoutStream: playingWithoutStream)
-      {
-        session.abandonConnection()
-      }
-    }
+    client.discovered = { reply in location.discoveredHTTPPort = reply.jsonPort }
 
     let coordinator = offlineCoordinator
     let control = controlServer
@@ -154,20 +147,15 @@ struct PlayerRuntime {
     try group.syncShutdownGracefully()
   }
 
-  /// The JSON-RPC client, status poller, cache, downloads and the coordinator between them.
-  private func makeOfflineCoordinator(
-    engine: StreamingEngine, mac: MACAddress, controlLoop: any EventLoop, downloadLoop: any EventLoop,
-    environment: [String: String], server: @escaping @Sendable () -> ServerAddress?,
-    discoveredPort: @escaping @Sendable () -> Int?
-  ) throws -> (OfflineCoordinator, LMSClient)? {
+  /// The JSON-RPC client of the server the session is connected to.
+  private func makeLMSClient(mac: MACAddress, loop: any EventLoop, location: ServerLocation) throws -> LMSClient {
     let offline = settings.offline
-    let logger = Logger(label: LogConfiguration.Category.cache.rawValue)
     var credentials: LMSEndpoint.Credentials?
     if let user = offline.lmsUser {
       var password = ""
       if let file = offline.lmsPasswordFile {
         guard let text = FileIO.readText(file) else {
-          logger.error("cannot read the LMS password file \(file)")
+          Logger(label: LogConfiguration.Category.lms.rawValue).error("cannot read the LMS password file \(file)")
           throw ExitCode.failure
         }
         password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
@@ -176,10 +164,21 @@ struct PlayerRuntime {
     }
     let explicitPort = offline.lmsPort
     let login = credentials
-    let endpoint: @Sendable () -> LMSEndpoint? = {
-      server().map { LMSEndpoint(host: $0.host, port: explicitPort ?? discoveredPort() ?? 9000, credentials: login) }
+    return LMSClient(eventLoop: loop, playerID: mac.description) {
+      location.server.map {
+        LMSEndpoint(
+          host: $0.host, port: explicitPort ?? location.discoveredHTTPPort ?? 9000, credentials: login)
+      }
     }
-    let client = LMSClient(eventLoop: controlLoop, playerID: mac.description, endpoint: endpoint)
+  }
+
+  /// The status poller, cache, downloads and the offline coordinator between them; nil when
+  /// there is no folder for the cache.
+  private func makeOfflineCoordinator(
+    engine: StreamingEngine, client: LMSClient, downloadLoop: any EventLoop, environment: [String: String]
+  ) -> OfflineCoordinator? {
+    let offline = settings.offline
+    let logger = Logger(label: LogConfiguration.Category.cache.rawValue)
     let poller = StatusPoller(
       client: client, configuration: .init(entries: offline.prefetch + 1),
       logger: Logger(label: LogConfiguration.Category.lms.rawValue))
@@ -193,20 +192,19 @@ struct PlayerRuntime {
     let store = CacheStore(directory: folder, capacityBytes: offline.cacheMegabytes << 20, logger: logger)
     store.load()
     let downloads = DownloadManager(
-      eventLoop: downloadLoop, store: store, logger: logger, endpoint: endpoint,
+      eventLoop: downloadLoop, store: store, logger: logger, endpoint: { client.endpoint },
       liveStreamNeedsNetwork: { engine.liveStreamNeedsNetwork })
-    let coordinator = OfflineCoordinator(
+    return OfflineCoordinator(
       engine: engine, poller: poller, client: client, store: store, downloads: downloads,
       configuration: .init(
         prefetch: offline.prefetch,
         savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" },
         streamStallSeconds: settings.liveness.stallSeconds),
-      eventLoop: controlLoop, logger: logger)
-    return (coordinator, client)
+      eventLoop: client.eventLoop, logger: logger)
   }
 
   /// The audio pipeline with the output `-o` names.
-  private func makeEngine(eventLoop: any EventLoop, controlServer: @escaping () -> ServerAddress?) -> StreamingEngine {
+  private func makeEngine(eventLoop: any EventLoop) -> StreamingEngine {
     let device: any OutputDevice
     let format = settings.outputParameters.format?.deviceFormat
     switch settings.output {
@@ -232,7 +230,7 @@ struct PlayerRuntime {
         streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: settings.buffers.outputBytes,
         maximumSampleRate: maximumSampleRate(),
         output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds)),
-      device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume, controlServer: controlServer,
+      device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume,
       logger: Logger(label: LogConfiguration.Category.stream.rawValue))
   }
 
@@ -288,29 +286,5 @@ extension OutputParameters.SampleFormat {
     case .s24_3: .s24_3
     case .s32: .s32
     }
-  }
-}
-
-/// A value used only on the control event loop, handed to a task that runs there.
-private struct LoopConfined<Value>: @unchecked Sendable {
-  let value: Value
-  init(_ value: Value) { self.value = value }
-}
-
-private final class SessionReference: @unchecked Sendable {
-  weak var session: PlayerSession?
-  private let current = Mutex<ServerAddress?>(nil)
-  private let discoveredHTTPPort = Mutex<Int?>(nil)
-
-  /// The HTTP (JSON-RPC) port the last discovery reply named.
-  var httpPort: Int? {
-    get { discoveredHTTPPort.withLock { $0 } }
-    set { discoveredHTTPPort.withLock { $0 = newValue } }
-  }
-
-  /// The current server, readable from the download loop too.
-  var server: ServerAddress? {
-    get { current.withLock { $0 } }
-    set { current.withLock { $0 = newValue } }
   }
 }

@@ -9,6 +9,11 @@ int slimplay_eventfd(void);
 /// Names the calling thread (15 characters at most), for top and ps.
 void slimplay_set_thread_name(const char *name);
 
+/// Waits at most `timeout_ms` for `thread` to end; past that, detaches it (its resources go when
+/// it ends by itself). 0 when joined, ETIMEDOUT when detached, another errno on misuse.
+#include <pthread.h>
+int slimplay_join_thread(pthread_t thread, int timeout_ms);
+
 /// Bytes waiting in a pipe or socket (FIONREAD); works on a pipe's write end too. -1 on failure.
 int slimplay_queued_bytes(int fd);
 

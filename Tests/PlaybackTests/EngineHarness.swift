@@ -1,0 +1,66 @@
+import AudioOutput
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+
+@testable import Playback
+@testable import SlimConnection
+@testable import SlimProto
+
+/// What the engine told the session and the offline side, in order.
+final class EventLog: PlaybackReporter, PlaybackObserver, Sendable {
+  enum Entry: Equatable {
+    case status(StatusEvent)
+    case created(Int), started(Int), decoded(Int), failed(Int), streamFailed(Int), ended
+  }
+  private let entries = Mutex<[Entry]>([])
+
+  var all: [Entry] { entries.withLock { $0 } }
+  func contains(_ entry: Entry) -> Bool { all.contains(entry) }
+  private func add(_ entry: Entry) { entries.withLock { $0.append(entry) } }
+
+  func report(_ event: StatusEvent, errorCode: UInt16) { add(.status(event)) }
+  func send(_ message: PlayerMessage) {}
+  func trackCreated(_ id: Int) { add(.created(id)) }
+  func trackStarted(_ id: Int) { add(.started(id)) }
+  func trackDecoded(_ id: Int) { add(.decoded(id)) }
+  func trackFailed(_ id: Int) { add(.failed(id)) }
+  func streamFailed(_ id: Int, reason: DisconnectReason) { add(.streamFailed(id)) }
+  func playbackEnded() { add(.ended) }
+}
+
+/// A streaming engine built in this process over a `MemorySink`, driven on its own event loop.
+final class EngineHarness: Sendable {
+  let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+  let sink: MemorySink
+  let log = EventLog()
+  let engine: StreamingEngine
+
+  init(allowance: Int? = nil, streamBufferBytes: Int = 64 << 10) throws {
+    let sink = MemorySink(allowance: allowance)
+    self.sink = sink
+    let loop = group.next()
+    let log = self.log
+    engine = try loop.submit {
+      let engine = StreamingEngine(
+        configuration: .init(
+          streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10, maximumSampleRate: 192_000),
+        device: sink, eventLoop: loop, logger: Logger(label: "test"))
+      engine.reporter = log
+      engine.observer = log
+      return engine
+    }.wait()
+  }
+
+  /// Runs `body` on the engine's loop and returns its result.
+  func run<T: Sendable>(_ body: @escaping @Sendable (StreamingEngine) -> T) -> T {
+    let engine = self.engine
+    return try! group.next().submit { body(engine) }.wait()
+  }
+
+  func close() {
+    run { $0.shutDown() }
+    try? group.syncShutdownGracefully()
+  }
+}

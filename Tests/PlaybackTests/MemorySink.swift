@@ -1,0 +1,86 @@
+import AudioOutput
+import Support
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// An output device in memory: it keeps every sample written and takes frames only as far as
+/// the test allows (`allow`), so a test can hold playback at an exact frame.
+final class MemorySink: OutputDevice, Sendable {
+  let name = "memory"
+  private struct State {
+    var isOpen = false
+    var sampleRate = 44100
+    var samples: [Int32] = []
+    /// Frames it may still take; nil: no limit.
+    var allowance: Int?
+    var opens = 0
+  }
+  private let state: Mutex<State>
+
+  init(allowance: Int? = nil) {
+    state = Mutex(State(allowance: allowance))
+  }
+
+  var isOpen: Bool { state.withLock { $0.isOpen } }
+  var sampleRate: Int { state.withLock { $0.sampleRate } }
+  let chunkFrames = 1024
+
+  func open(sampleRate: Int) throws(OutputError) {
+    state.withLock {
+      $0.isOpen = true
+      $0.sampleRate = sampleRate
+      $0.opens += 1
+    }
+  }
+
+  func close() { state.withLock { $0.isOpen = false } }
+
+  func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int {
+    let taken = state.withLock { state -> Int in
+      let frames = min(samples.count / 2, state.allowance ?? Int.max)
+      state.samples.append(contentsOf: samples[0..<frames * 2])
+      if state.allowance != nil { state.allowance! -= frames }
+      return frames
+    }
+    // Held: a real device would block here; a millisecond keeps the output thread from spinning.
+    if taken == 0 { usleep(1000) }
+    return taken
+  }
+
+  func delayFrames() -> Int { 0 }
+  func discardQueued() {}
+  func playOutQueued() {}
+
+  /// Lets `frames` more frames through (nil: all from now on).
+  func allow(_ frames: Int?) {
+    state.withLock { state in
+      if let frames { state.allowance = (state.allowance ?? 0) + frames } else { state.allowance = nil }
+    }
+  }
+
+  var samples: [Int32] { state.withLock { $0.samples } }
+  var frameCount: Int { state.withLock { $0.samples.count / 2 } }
+}
+
+/// Polls `condition` every millisecond for at most `seconds`; the test fails on its own
+/// `#expect` when the condition never held.
+@discardableResult
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+  let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
+  while MonotonicClock.nanoseconds() < deadline {
+    if condition() { return true }
+    usleep(1000)
+  }
+  return condition()
+}
+
+/// nil when `capture` equals `expected` to the last sample; otherwise where they part, briefly
+/// (a whole-array failure message would be megabytes).
+func difference(_ capture: [Int32], _ expected: [Int32]) -> String? {
+  if capture == expected { return nil }
+  let common = zip(capture, expected).prefix { $0 == $1 }.count
+  return "captured \(capture.count / 2) frames, expected \(expected.count / 2); first difference at frame \(common / 2)"
+}

@@ -150,3 +150,47 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
     capture.wait_for_length(len(reference), timeout=queue.seconds_for(len(reference)) + 30)
     time.sleep(1.0)
     assert_whole(capture.bytes(), reference, player, album)
+
+
+def test_the_control_api_works_with_offline_mode_off(real_lms, start_player, tmp_path):
+    """`--no-offline --control`: the API still answers, with LMS's queue and the heard position, and its
+    commands reach LMS; nothing is cached."""
+    from lms import free_port
+    from test_control import api
+
+    tracks = real_lms.library.tracks("FLAC 16-44")[:3]
+    port = free_port()
+    player, capture = start(real_lms, start_player, tmp_path, "--no-offline", "--control", f"127.0.0.1:{port}")
+    real_lms.load_tracks(MAC, tracks)
+    real_lms.play(MAC, 0)
+    assert real_lms.wait_for(lambda: len(capture.bytes()) > 2 * BYTES_PER_SECOND, timeout=20), player.log()
+
+    def status() -> dict:
+        code, body = api(port, "GET", "/api/status")
+        assert code == 200, body
+        return body
+
+    assert real_lms.wait_for(lambda: (status().get("now_playing") or {}).get("title") == tracks[0].title,
+                             timeout=10), status()
+    now = status()
+    print(now)
+    assert now["state"] == "online"
+    assert now["playing"] is True
+    assert [track["title"] for track in now["queue"]] == [track.title for track in tracks]
+    assert not any(track["cached"] for track in now["queue"])
+    heard = len(capture.bytes()) / BYTES_PER_SECOND
+    assert abs(now["position"] - heard) < 1.0, (now["position"], heard)
+    assert abs(now["position"] - float(real_lms.status(MAC)["time"])) < 1.0
+
+    assert api(port, "POST", "/api/pause")[0] == 200
+    assert real_lms.wait_for(lambda: real_lms.status(MAC)["mode"] == "pause", timeout=5)
+    assert real_lms.wait_for(lambda: status()["playing"] is False, timeout=5)
+    assert api(port, "POST", "/api/play")[0] == 200
+    assert real_lms.wait_for(lambda: real_lms.status(MAC)["mode"] == "play", timeout=5)
+    assert api(port, "POST", "/api/next")[0] == 200
+    assert real_lms.wait_for(lambda: real_lms.current_index(MAC) == 1, timeout=5)
+    assert real_lms.wait_for(lambda: (status().get("now_playing") or {}).get("title") == tracks[1].title,
+                             timeout=10), status()
+    assert api(port, "POST", "/api/volume", {"value": 40})[0] == 200
+    assert real_lms.wait_for(lambda: int(float(real_lms.status(MAC)["mixer volume"])) == 40, timeout=5)
+    assert not (tmp_path / "cache").exists(), "offline mode off caches nothing"

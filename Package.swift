@@ -55,7 +55,8 @@ let package = Package(
       swiftSettings: strict),
 
     // Output devices (ALSA, stdout, paced null) and the output thread.
-    .target(name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA", "CSupport", "Support"], swiftSettings: strict),
+    .target(
+      name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA", "CSupport", "Support"], swiftSettings: strict),
 
     // HTTP stream fetch for `strm s`: request sent verbatim, ICY metadata, backpressure.
     .target(
@@ -159,17 +160,24 @@ let package = Package(
     .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Support"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+    // Helpers the in-process engine tests share: a loopback HTTP server, polling with a limit.
+    .target(
+      name: "TestSupport",
+      dependencies: [
+        "Support", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      path: "Tests/TestSupport", swiftSettings: strict),
     .testTarget(
       name: "PlaybackTests",
       dependencies: [
-        "Playback", "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "Support",
+        "Playback", "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "Support", "TestSupport",
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: strict),
     .testTarget(
       name: "StreamFetchTests",
       dependencies: [
-        "StreamFetch", "AudioBuffers", "SlimProto", "Support",
+        "StreamFetch", "AudioBuffers", "SlimProto", "Support", "TestSupport",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
       ],

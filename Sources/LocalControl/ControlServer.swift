@@ -63,7 +63,6 @@ public final class ControlServer: @unchecked Sendable {
   }
 }
 
-
 private final class ControlHTTPHandler: ChannelInboundHandler {
   typealias InboundIn = HTTPServerRequestPart
   typealias OutboundOut = HTTPServerResponsePart

@@ -62,7 +62,8 @@ final class DecoderWorker: Sendable {
   private let framesCommitted: @Sendable () -> Void
 
   init(
-    input: StreamInput, output: FrameOutput, wakeup: Wakeup, hold: ProducerHold, onEvent: @escaping @Sendable (DecoderEvent) -> Void,
+    input: StreamInput, output: FrameOutput, wakeup: Wakeup, hold: ProducerHold,
+    onEvent: @escaping @Sendable (DecoderEvent) -> Void,
     inputConsumed: @escaping @Sendable () -> Void, framesCommitted: @escaping @Sendable () -> Void
   ) {
     self.input = input
@@ -114,10 +115,12 @@ final class DecoderWorker: Sendable {
       // The lock is only ever contended while parked (by the control side), so holding it for
       // one decode call costs nothing.
       let idle = current.withLock { current -> Bool in
-        if current.decoder == nil, let next = inbox.withLock({ box -> DecodeJob? in
-          defer { box.job = nil }
-          return box.job
-        }) {
+        if current.decoder == nil,
+          let next = inbox.withLock({ box -> DecodeJob? in
+            defer { box.job = nil }
+            return box.job
+          })
+        {
           install(next, into: &current)
         }
         guard current.decoder != nil else { return true }

@@ -74,7 +74,8 @@ struct PlayerRuntime {
     }
     // JSON-RPC to LMS: for the offline side and for the control API.
     let lmsClient =
-      settings.offline.enabled || settings.control != nil ? try makeLMSClient(mac: mac, loop: loop, location: location) : nil
+      settings.offline.enabled || settings.control != nil
+      ? try makeLMSClient(mac: mac, loop: loop, location: location) : nil
     var offlineCoordinator: OfflineCoordinator?
     var controlled: (any ControlledPlayer)?
     if settings.offline.enabled, let lmsClient,

@@ -9,7 +9,7 @@ import Support
 /// `-S script`, as squeezelite runs it: `script 2` once at start, then `script 1` / `script 0`
 /// whenever the server powers the player on or off — typically to switch an amplifier. The
 /// script runs detached; a failing script is logged, never waited for on the control loop.
-final class PowerScript: @unchecked Sendable {
+final class PowerScript {
   private let path: String
   private let logger: Logger
   private var lastState: Bool?

@@ -1,6 +1,7 @@
 import AudioOutput
 import Support
 import Synchronization
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -63,18 +64,6 @@ final class MemorySink: OutputDevice, Sendable {
 
   var samples: [Int32] { state.withLock { $0.samples } }
   var frameCount: Int { state.withLock { $0.samples.count / 2 } }
-}
-
-/// Polls `condition` every millisecond for at most `seconds`; the test fails on its own
-/// `#expect` when the condition never held.
-@discardableResult
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) -> Bool {
-  let deadline = MonotonicClock.nanoseconds() + UInt64(seconds * 1e9)
-  while MonotonicClock.nanoseconds() < deadline {
-    if condition() { return true }
-    usleep(1000)
-  }
-  return condition()
 }
 
 /// nil when `capture` equals `expected` to the last sample; otherwise where they part, briefly

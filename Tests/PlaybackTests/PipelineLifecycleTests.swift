@@ -4,6 +4,7 @@ import Logging
 import NIOPosix
 import Support
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Playback
@@ -59,8 +60,8 @@ extension PlaybackTests {
       #expect(threadsBefore == 0)
       #expect(pipelineThreads == 0)
       // A descriptor kept per pipeline would show as 1,000 or more; the event loops of suites
-    // running alongside come and go by a few.
-    #expect(eventDescriptors - descriptorsBefore < 100)
+      // running alongside come and go by a few.
+      #expect(eventDescriptors - descriptorsBefore < 100)
     }
 
     @Test func aResetWhileTheOutputIsStuckInAWriteReturnsInBoundedTime() throws {

@@ -1,6 +1,7 @@
 import AudioBuffers
 import Decoders
 import Support
+import TestSupport
 import Testing
 
 @testable import Playback
@@ -118,5 +119,32 @@ struct PlaybackTests {
     _ = harness.run { $0.playLocal(LocalSource(path: good, codec: .pcm)) }
     #expect(eventually { harness.log.contains(.ended) })
     #expect(difference(harness.sink.samples, track.expected) == nil)
+  }
+}
+
+extension PlaybackTests {
+  @Test func anOutputThatRunsDryWhileTheStreamIsOpenReportsAnUnderrunThenTheEnd() throws {
+    let track = TestTrack(frames: 22_050, seed: 10)
+    var wav = track.wav
+    // Data size "to the end of the stream", as a live encoder writes it: the track goes on while
+    // the connection does.
+    wav.replaceSubrange(40..<44, with: [0xff, 0xff, 0xff, 0xff])
+    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\n\r\n".utf8) + wav, holdOpen: true)
+    let harness = try EngineHarness()
+    defer { harness.close() }
+    let command = StreamCommand(
+      command: .start, autostart: .automatic, format: .pcm, serverPort: UInt16(server.port),
+      serverIP: 0x7f00_0001, request: Array("GET /live.wav HTTP/1.0\r\n\r\n".utf8))
+    harness.run { $0.handle(.stream(command)) }
+    // Every frame sent is played, then the output runs dry with the stream still open: STMo.
+    #expect(eventually { harness.sink.frameCount == track.frames })
+    #expect(eventually { harness.log.contains(.status(.outputUnderrun)) })
+    #expect(harness.log.contains(.status(.connecting)) && harness.log.contains(.status(.trackStarted)))
+    #expect(!harness.log.contains(.status(.underrun)))
+    // The connection ends: every byte was decoded and played, which is the end of playback (STMu).
+    server.close()
+    #expect(eventually { harness.log.contains(.status(.underrun)) })
+    #expect(difference(harness.sink.samples, track.expected) == nil)
+    #expect(harness.log.all.filter { $0 == .status(.outputUnderrun) }.count == 1)
   }
 }

@@ -108,7 +108,8 @@ public final class AudioPipeline {
     worker.requestStop()
     let decoderEnded = threads[0].join(timeoutMilliseconds: wait)
     let outputClosed = player.shutDown(timeoutMilliseconds: wait)
-    let outputEnded = outputClosed && threads[1].join(timeoutMilliseconds: wait)
+    // Not closed in time (blocked in a write): detached at once, to end when the write returns.
+    let outputEnded = threads[1].join(timeoutMilliseconds: outputClosed ? wait : 0) && outputClosed
     threads = []
     if !decoderEnded { logger.error("decoder thread did not end within \(wait) ms") }
     return outputEnded

@@ -22,7 +22,7 @@ public final class StatusPoller: @unchecked Sendable {
     }
   }
 
-  private let client: LMSClient
+  public let client: LMSClient
   private let configuration: Configuration
   private let logger: Logger
   private var observers: [(LMSStatus) -> Void] = []

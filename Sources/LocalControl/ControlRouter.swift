@@ -11,10 +11,13 @@ public protocol ControlTarget: AnyObject {
   func artwork(coverID: String) -> EventLoopFuture<[UInt8]?>
   /// Once, on the loop, when the API starts: work the target does meanwhile (artwork prefetch).
   func startBackgroundWork()
+  /// Completes once `status()` has something current to say (a first poll after a quiet spell).
+  func statusReady(on loop: any EventLoop) -> EventLoopFuture<Void>
 }
 
 extension ControlTarget {
   public func startBackgroundWork() {}
+  public func statusReady(on loop: any EventLoop) -> EventLoopFuture<Void> { loop.makeSucceededVoidFuture() }
 }
 
 /// One parsed request.
@@ -71,7 +74,8 @@ public struct ControlRouter: Sendable {
       try authorize(request)
       switch (request.method, request.path) {
       case ("GET", "/api/status"):
-        return loop.makeSucceededFuture(ControlResponse(status: 200, body: target.status()))
+        return target.statusReady(on: loop).assumeIsolated().map { ControlResponse(status: 200, body: target.status()) }
+          .nonisolated()
       case ("POST", let path) where path.hasPrefix("/api/"):
         let name = String(path.dropFirst(5))
         guard let command = try ControlCommand(name: name, parameters: parameters(of: request)) else {

@@ -30,6 +30,8 @@ public protocol ControlledPlayer: AnyObject {
   func isCached(_ track: QueueTrack) -> Bool
   /// Applies a command to local playback; only asked in `.offline` mode.
   func performLocally(_ command: ControlCommand)
+  /// The API is being used: have the queue current (see `OnlinePlayerView`). Completes when it is.
+  func controlWanted() -> EventLoopFuture<Void>
 }
 
 /// Where a command is carried out.
@@ -68,6 +70,9 @@ extension OfflineCoordinator: ControlledPlayer {
     case .resyncing: .resyncing
     }
   }
+
+  /// The coordinator polls LMS whenever it is connected: its view is always current.
+  public func controlWanted() -> EventLoopFuture<Void> { client.eventLoop.makeSucceededVoidFuture() }
 
   public func performLocally(_ command: ControlCommand) {
     switch command {

@@ -72,7 +72,11 @@ public final class PlayerControl: ControlTarget {
     }
   }
 
+  public func statusReady(on loop: any EventLoop) -> EventLoopFuture<Void> { player.controlWanted() }
+
   public func status() -> JSONValue {
+    // A page open on the events keeps asking: that keeps the view current.
+    _ = player.controlWanted()
     let queue = player.queueSnapshot
     let heard = player.heardQueuePosition()
     var members: [String: JSONValue] = [
@@ -98,6 +102,7 @@ public final class PlayerControl: ControlTarget {
   }
 
   public func perform(_ command: ControlCommand) -> EventLoopFuture<Void> {
+    _ = player.controlWanted()
     switch player.controlMode {
     case .offline:
       return local.perform(command)

@@ -50,7 +50,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   var machine = OfflineStateMachine()
   let engine: StreamingEngine
   let poller: StatusPoller
-  let client: LMSClient
+  public let client: LMSClient
   let store: CacheStore
   let downloads: DownloadManager
   let configuration: Configuration

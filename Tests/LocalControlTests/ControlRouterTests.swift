@@ -65,3 +65,35 @@ private final class RecordingTarget: ControlTarget {
     #expect(ControlCommand.seek(seconds: 3).lmsCommand == ["time", 3])
   }
 }
+
+/// A target whose status becomes current only after a query it is waiting for.
+private final class WarmingTarget: ControlTarget {
+  let loop: any EventLoop
+  var state = "stale"
+  var ready: EventLoopPromise<Void>
+  init(loop: any EventLoop) {
+    self.loop = loop
+    ready = loop.makePromise()
+  }
+  func status() -> JSONValue { ["state": .string(state)] }
+  func statusReady(on loop: any EventLoop) -> EventLoopFuture<Void> { ready.futureResult }
+  func perform(_ command: ControlCommand) -> EventLoopFuture<Void> { loop.makeSucceededVoidFuture() }
+  func currentArtwork() -> EventLoopFuture<[UInt8]?> { loop.makeSucceededFuture(nil) }
+  func artwork(coverID: String) -> EventLoopFuture<[UInt8]?> { loop.makeSucceededFuture(nil) }
+}
+
+extension ControlRouterTests {
+  @Test func aStatusRequestWaitsUntilTheTargetIsCurrent() throws {
+    let target = WarmingTarget(loop: loop)
+    let answer = ControlRouter(token: nil).route(
+      ControlRequest(method: "GET", uri: "/api/status"), to: target, on: loop)
+    var answered = false
+    answer.assumeIsolated().whenComplete { _ in answered = true }
+    loop.run()
+    #expect(!answered)
+    target.state = "online"
+    target.ready.succeed()
+    loop.run()
+    #expect(try answer.wait() == ControlResponse(status: 200, body: ["state": "online"]))
+  }
+}

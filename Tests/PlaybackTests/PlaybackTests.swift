@@ -13,18 +13,23 @@ import Testing
 struct PlaybackTests {
   let directory = ScratchDirectory()
 
+  /// `track` as a cached WAV file to play.
+  private func source(_ track: TestTrack, _ name: String) -> LocalSource {
+    LocalSource(path: track.write(to: directory.path, name: name), codec: .pcm)
+  }
+
   @Test func queuedTracksPlayBackToBackWithEveryFrame() throws {
     defer { directory.remove() }
     let first = TestTrack(frames: 30_000, seed: 1)
     let second = TestTrack(frames: 20_000, seed: 2)
     let harness = try EngineHarness(allowance: 5000)
     defer { harness.close() }
-    let firstPath = first.write(to: directory.path, name: "1.wav")
-    let secondPath = second.write(to: directory.path, name: "2.wav")
-    let a = harness.run { $0.playLocal(LocalSource(path: firstPath, codec: .pcm)) }
+    let firstFile = source(first, "1.wav")
+    let secondFile = source(second, "2.wav")
+    let a = harness.run { $0.playLocal(firstFile) }
     #expect(a != nil)
     #expect(eventually { harness.log.contains(.decoded(a!)) })
-    let b = harness.run { $0.playLocal(LocalSource(path: secondPath, codec: .pcm)) }
+    let b = harness.run { $0.playLocal(secondFile) }
     harness.sink.allow(nil)
     #expect(eventually { harness.log.contains(.ended) })
     #expect(difference(harness.sink.samples, first.expected + second.expected) == nil)
@@ -38,8 +43,8 @@ struct PlaybackTests {
     let track = TestTrack(frames: 40_000, seed: 3)
     let harness = try EngineHarness(allowance: 10_000)
     defer { harness.close() }
-    let path = track.write(to: directory.path, name: "t.wav")
-    _ = harness.run { $0.playLocal(LocalSource(path: path, codec: .pcm)) }
+    let file = source(track, "t.wav")
+    _ = harness.run { $0.playLocal(file) }
     #expect(eventually { harness.sink.frameCount == 10_000 })
     harness.run { $0.pauseLocal() }
     #expect(harness.run { $0.isPaused })
@@ -57,11 +62,11 @@ struct PlaybackTests {
     let prefetched = TestTrack(frames: 8000, seed: 5)
     let harness = try EngineHarness(allowance: 4000)
     defer { harness.close() }
-    let playingPath = playing.write(to: directory.path, name: "p.wav")
-    let prefetchedPath = prefetched.write(to: directory.path, name: "n.wav")
-    let a = harness.run { $0.playLocal(LocalSource(path: playingPath, codec: .pcm)) }!
+    let playingFile = source(playing, "p.wav")
+    let prefetchedFile = source(prefetched, "n.wav")
+    let a = harness.run { $0.playLocal(playingFile) }!
     #expect(eventually { harness.log.contains(.decoded(a)) && harness.log.contains(.started(a)) })
-    let b = harness.run { $0.playLocal(LocalSource(path: prefetchedPath, codec: .pcm)) }!
+    let b = harness.run { $0.playLocal(prefetchedFile) }!
     #expect(eventually { harness.log.contains(.decoded(b)) })
     // `strm f`: the server dropped what follows the playing track.
     harness.run { $0.handle(.stream(StreamCommand(command: .flush))) }
@@ -77,13 +82,13 @@ struct PlaybackTests {
     let next = TestTrack(frames: 12_345, seed: 7)
     let harness = try EngineHarness(allowance: 5000)
     defer { harness.close() }
-    let stoppedPath = stopped.write(to: directory.path, name: "s.wav")
-    let nextPath = next.write(to: directory.path, name: "x.wav")
-    _ = harness.run { $0.playLocal(LocalSource(path: stoppedPath, codec: .pcm)) }
+    let stoppedFile = source(stopped, "s.wav")
+    let nextFile = source(next, "x.wav")
+    _ = harness.run { $0.playLocal(stoppedFile) }
     #expect(eventually { harness.sink.frameCount == 5000 })
     harness.run { $0.stopLocal() }
     harness.sink.allow(nil)
-    _ = harness.run { $0.playLocal(LocalSource(path: nextPath, codec: .pcm)) }
+    _ = harness.run { $0.playLocal(nextFile) }
     #expect(eventually { harness.log.contains(.ended) })
     #expect(difference(harness.sink.samples, Array(stopped.expected.prefix(10_000)) + next.expected) == nil)
   }
@@ -95,10 +100,10 @@ struct PlaybackTests {
     defer { harness.close() }
     // The stream broke after 17,003 frames (not a block boundary of anything).
     let partPath = track.write(to: directory.path, name: "part.wav", bytes: 44 + 17_003 * 4)
-    let wholePath = track.write(to: directory.path, name: "whole.wav")
+    let wholeFile = source(track, "whole.wav")
     let id = harness.run { $0.playLocal(LocalSource(path: partPath, codec: .pcm)) }!
     #expect(eventually { harness.log.contains(.decoded(id)) })
-    #expect(harness.run { $0.continueTrack(id, from: LocalSource(path: wholePath, codec: .pcm)) })
+    #expect(harness.run { $0.continueTrack(id, from: wholeFile) })
     harness.sink.allow(nil)
     #expect(eventually { harness.log.contains(.ended) })
     #expect(difference(harness.sink.samples, track.expected) == nil)
@@ -114,9 +119,9 @@ struct PlaybackTests {
     #expect(eventually { harness.log.contains(.failed(id)) })
     #expect(harness.log.contains(.status(.notSupported)))
     let track = TestTrack(frames: 5000, seed: 9)
-    let good = track.write(to: directory.path, name: "good.wav")
+    let good = source(track, "good.wav")
     harness.run { $0.stopLocal() }
-    _ = harness.run { $0.playLocal(LocalSource(path: good, codec: .pcm)) }
+    _ = harness.run { $0.playLocal(good) }
     #expect(eventually { harness.log.contains(.ended) })
     #expect(difference(harness.sink.samples, track.expected) == nil)
   }

@@ -29,15 +29,9 @@ public final class ProducerHold: Sendable {
     let before = state.add(2, ordering: .acquiringAndReleasing).oldValue
     if before & 1 == 1 { return true }
     wakeup.signalAlways()
-    let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
-    while state.load(ordering: .acquiring) & 1 == 0 {
-      let now = MonotonicClock.nanoseconds()
-      guard now < deadline else {
-        release()
-        return false
-      }
-      // A signal left over from an earlier, timed-out hold only costs one more turn.
-      _ = parked.wait(milliseconds: max(1, Int((deadline - now) / 1_000_000)))
+    guard parked.wait(milliseconds: timeoutMilliseconds, until: { state.load(ordering: .acquiring) & 1 == 1 }) else {
+      release()
+      return false
     }
     return true
   }

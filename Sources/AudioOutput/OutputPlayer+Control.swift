@@ -1,3 +1,5 @@
+import Support
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -5,6 +7,26 @@
 /// Commands from the control side (any thread): each is posted to the output thread, which
 /// applies it between chunks; those that must be done before the caller goes on wait for it.
 extension OutputPlayer {
+  func post(_ change: (inout Requests) -> Void) {
+    requests.withLock { change(&$0) }
+    wakeup.signalAlways()
+  }
+
+  /// Posts a request and waits, at most `timeoutMilliseconds`, until the output thread applied
+  /// it. False when it did not get to it in time (blocked in a device write): it is applied when
+  /// the write returns. Called from one thread (the control loop) only.
+  func postAndWait(timeoutMilliseconds: Int, _ change: (inout Requests) -> Void) -> Bool {
+    nextSequence += 1
+    let sequence = nextSequence
+    post {
+      change(&$0)
+      $0.acknowledge = sequence
+    }
+    return applied.wait(milliseconds: timeoutMilliseconds) {
+      appliedSequence.load(ordering: .acquiring) >= sequence
+    }
+  }
+
   public func start(_ condition: StartCondition) { post { $0.start = condition } }
   public func pause() { post { $0.pause = true } }
   public func setGain(left: UInt32, right: UInt32) { post { $0.gain = (left, right) } }

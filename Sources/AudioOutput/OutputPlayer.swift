@@ -67,11 +67,11 @@ public final class OutputPlayer: @unchecked Sendable {
   let device: any OutputDevice
   let configuration: Configuration
   let wakeup = Wakeup()
-  private let requests = Mutex(Requests())
+  let requests = Mutex(Requests())
   /// The last request sequence applied, and the signal that it moved.
-  private let appliedSequence = Atomic<Int>(0)
-  private let applied = Semaphore()
-  private var nextSequence = 0
+  let appliedSequence = Atomic<Int>(0)
+  let applied = Semaphore()
+  var nextSequence = 0
   /// The decoder's hold, ended here after a flush (see `ProducerHold`).
   let producerHold: ProducerHold?
   let position = Mutex(PlayPosition())
@@ -153,31 +153,6 @@ public final class OutputPlayer: @unchecked Sendable {
     let wanted = dryWakeBytes.load(ordering: .acquiring)
     guard wanted == 0 || output.ring.fill >= wanted || output.boundaries.count > 0 else { return }
     wakeup.signal()
-  }
-
-  func post(_ change: (inout Requests) -> Void) {
-    requests.withLock { change(&$0) }
-    wakeup.signalAlways()
-  }
-
-  /// Posts a request and waits, at most `timeoutMilliseconds`, until the output thread applied
-  /// it. False when it did not get to it in time (blocked in a device write): it is applied when
-  /// the write returns. Called from one thread (the control loop) only.
-  func postAndWait(timeoutMilliseconds: Int, _ change: (inout Requests) -> Void) -> Bool {
-    nextSequence += 1
-    let sequence = nextSequence
-    post {
-      change(&$0)
-      $0.acknowledge = sequence
-    }
-    let deadline = MonotonicClock.nanoseconds() + UInt64(timeoutMilliseconds) * 1_000_000
-    while appliedSequence.load(ordering: .acquiring) < sequence {
-      let now = MonotonicClock.nanoseconds()
-      guard now < deadline else { return false }
-      // A signal left by an earlier request that timed out only costs one more turn.
-      _ = applied.wait(milliseconds: max(1, Int((deadline - now) / 1_000_000)))
-    }
-    return true
   }
 
   // MARK: Output thread

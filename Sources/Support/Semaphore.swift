@@ -34,6 +34,19 @@ public final class Semaphore: @unchecked Sendable {
     return true
   }
 
+  /// Waits until `condition` holds, woken by signals, at most `milliseconds` in all; false when
+  /// it still does not hold then. A signal left over from an earlier wait that timed out only
+  /// costs one more look at the condition.
+  public func wait(milliseconds: Int, until condition: () -> Bool) -> Bool {
+    let deadline = MonotonicClock.nanoseconds() + UInt64(max(0, milliseconds)) * 1_000_000
+    while !condition() {
+      let now = MonotonicClock.nanoseconds()
+      guard now < deadline else { return false }
+      _ = wait(milliseconds: max(1, Int((deadline - now) / 1_000_000)))
+    }
+    return true
+  }
+
   /// Takes a pending signal without waiting; false when there is none.
   public func tryWait() -> Bool { sem_trywait(semaphore) == 0 }
 }

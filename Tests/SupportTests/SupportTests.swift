@@ -1,4 +1,6 @@
+import Dispatch
 import Support
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -60,6 +62,25 @@ struct SupportTests {
     #expect(!semaphore.tryWait())
   }
 
+  @Test func aConditionalWaitEndsWhenTheConditionHoldsOrAtItsLimit() {
+    let semaphore = Semaphore()
+    // A stale signal alone does not end the wait: the condition is looked at again.
+    semaphore.signal()
+    let start = MonotonicClock.nanoseconds()
+    #expect(!semaphore.wait(milliseconds: 60) { false })
+    #expect(MonotonicClock.nanoseconds() - start >= 60_000_000)
+    // Another thread makes it hold, then signals: the wait ends then, well before its limit.
+    let done = Flag()
+    DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(30)) {
+      done.set()
+      semaphore.signal()
+    }
+    let waitStart = MonotonicClock.nanoseconds()
+    #expect(semaphore.wait(milliseconds: 5000) { done.isSet })
+    #expect(MonotonicClock.nanoseconds() - waitStart < 2_000_000_000)
+    #expect(semaphore.wait(milliseconds: 0) { true })
+  }
+
   @Test func everyCodecNameLeadsBackToItsCodec() {
     for codec in Codec.allCases {
       #expect(Codec(streamFormatByte: codec.streamFormatByte) == codec)
@@ -78,4 +99,10 @@ struct SupportTests {
     #expect(Codec(fileType: "OGG") == .opus)
     #expect(Codec(fileType: "alc") == nil)
   }
+}
+
+private final class Flag: Sendable {
+  private let value = Atomic<Bool>(false)
+  var isSet: Bool { value.load(ordering: .acquiring) }
+  func set() { value.store(true, ordering: .releasing) }
 }

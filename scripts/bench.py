@@ -38,6 +38,8 @@ from lms import LoopbackServer  # noqa: E402
 from media import MediaServer  # noqa: E402
 from test_playback import lms_style_strm, mute_resp  # noqa: E402
 
+import bench_real  # noqa: E402
+
 PLAYERS = ("slimplay", "squeezelite")
 MACS = {"slimplay": "02:00:00:00:be:01", "squeezelite": "02:00:00:00:be:02"}
 READER = Path(__file__).resolve().parent / "bench_reader.py"
@@ -656,6 +658,47 @@ class Bench:
 # --- the report ---------------------------------------------------------------------------------
 
 
+def run_real_path(args: argparse.Namespace, parts: set[str], progress) -> tuple[list, dict]:  # noqa: ANN001
+    """The real LMS, both squeezelite builds, slimplay at its defaults: see bench_real.py."""
+    if os.geteuid() != 0:
+        raise SystemExit("the real-path parts need root (LMS, control groups); --only sizes,throughput runs without")
+    players = [
+        bench_real.PlayerSpec("slimplay", "slimplay", args.slimplay, "02:00:00:00:be:21", slimplay=True),
+        bench_real.PlayerSpec("squeezelite-debian", "squeezelite 1.9.9 (Debian)", args.squeezelite, "02:00:00:00:be:22"),
+    ]
+    if args.squeezelite_upstream:
+        players.append(bench_real.PlayerSpec("squeezelite-upstream", "squeezelite 2.0.0 (upstream)",
+                                             args.squeezelite_upstream, "02:00:00:00:be:23"))
+    albums = [a for a in [*bench_real.ALBUMS, bench_real.RADIO] if a.key in args.albums.split(",")]
+    work = Path(tempfile.mkdtemp(prefix="slimplay-bench-real-"))
+    os.chmod(work, 0o755)
+    results: dict = {}
+    try:
+        with bench_real.RealPathBench(work, players, args.track_seconds, args.radio_seconds, progress) as bench:
+            if "real" in parts:
+                results["real"] = {a.key: {p.key: [] for p in players} for a in albums}
+                for i in range(args.runs):
+                    for album in albums:
+                        # who starts first changes each run
+                        turn = players[i % len(players):] + players[: i % len(players)]
+                        progress(f"real path, run {i + 1}, {album.label}: {', '.join(p.key for p in turn)}")
+                        for key, value in bench.session(album, turn).items():
+                            results["real"][album.key][key].append(value)
+            if "quota" in parts:
+                results["quota"] = {a.key: bench.smallest(a, "quota", 0.004, 0.5, args.quota_steps, players)
+                                    for a in albums}
+            if "memory" in parts:
+                flac = bench_real.ALBUMS[0]
+                results["memory"] = {flac.key: bench.smallest(flac, "memory", 3 * 2**20, 96 * 2**20,
+                                                              args.memory_steps, players)}
+    finally:
+        if args.keep:
+            print(f"real-path work folder kept: {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return players, results
+
+
 def fmt(value: float | None, digits: int) -> str:
     if value is None:
         return "n/a"
@@ -768,12 +811,6 @@ def build_rows(results: dict, args: argparse.Namespace) -> list[dict]:
     return rows
 
 
-def fmt(value: float | None, digits: int) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:,.{digits}f}"
-
-
 def render(rows: list[dict], header: str) -> str:
     width = max(len(r["metric"]) for r in rows) + 2
     lines = [header]
@@ -805,13 +842,21 @@ def markdown(rows: list[dict]) -> str:
 
 # --- main ---------------------------------------------------------------------------------------
 
-PARTS = ("sizes", "idle", "startup", "playing", "radio", "throughput", "callgrind")
+PARTS = ("real", "quota", "memory", "sizes", "idle", "startup", "playing", "radio", "throughput", "callgrind")
+REAL_PARTS = {"real", "quota", "memory"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slimplay", required=True, help="the slimplay binary")
-    parser.add_argument("--squeezelite", default="/usr/bin/squeezelite")
+    parser.add_argument("--squeezelite", default="/usr/bin/squeezelite", help="Debian's squeezelite")
+    parser.add_argument("--squeezelite-upstream", help="the lean upstream build (codecs loaded at run time)")
+    parser.add_argument("--track-seconds", type=float, default=20,
+                        help="real path: length of each album track (3 per album)")
+    parser.add_argument("--radio-seconds", type=float, default=40, help="real path: length of the radio-like stream")
+    parser.add_argument("--quota-steps", type=int, default=6, help="bisection steps for the CPU quota")
+    parser.add_argument("--memory-steps", type=int, default=6, help="bisection steps for the memory limit")
+    parser.add_argument("--albums", default="flac16,flac24,mp3,wav,radio", help="real path: which albums")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=40, help="length of the media played at real time")
     parser.add_argument("--window", type=float, default=8, help="CPU window while playing, seconds")
@@ -820,7 +865,7 @@ def main() -> None:
     parser.add_argument("--idle-window", type=float, default=8)
     parser.add_argument("--idle-settle", type=float, default=2)
     parser.add_argument("--radio-codecs", default="flac16,mp3", help="codecs for the radio-like part")
-    parser.add_argument("--only", default="sizes,idle,startup,playing,radio,throughput",
+    parser.add_argument("--only", default="real,quota,memory,sizes,throughput",
                         help=f"comma-separated parts: {','.join(PARTS)}")
     parser.add_argument("--callgrind", action="store_true", help="also count instructions under callgrind (slow)")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 run, short media and windows")
@@ -836,6 +881,7 @@ def main() -> None:
     if args.quick:
         args.runs, args.seconds, args.window, args.long_seconds = 1, 16, 2, 20
         args.idle_window, args.idle_settle, args.lead = 2, 1, 1
+        args.track_seconds, args.radio_seconds, args.quota_steps, args.memory_steps = 6, 12, 2, 2
     parts = set(args.only.split(","))
     if args.callgrind:
         parts.add("callgrind")
@@ -845,12 +891,17 @@ def main() -> None:
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
     began = time.monotonic()
-    bench = Bench(args)
-    results: dict = {}
-    bitrates: dict = {}
 
     def progress(text: str) -> None:
         print(f"[{time.monotonic() - began:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+    real_results: dict = {}
+    real_players: list = []
+    if parts & REAL_PARTS and not args.link_order:
+        real_players, real_results = run_real_path(args, parts, progress)
+    bench = Bench(args)
+    results: dict = {}
+    bitrates: dict = {}
 
     def order(run_index: int) -> tuple[str, ...]:
         return PLAYERS if run_index % 2 == 0 else PLAYERS[::-1]
@@ -947,14 +998,19 @@ def main() -> None:
     finally:
         bench.close()
 
-    rows = build_rows(results, args)
+    rows = build_rows(results, args) if results else []
     load = os.getloadavg()
     version = subprocess.run([args.squeezelite, "-?"], capture_output=True, text=True).stdout.split()[1].rstrip(",")
     slimplay_version = subprocess.run([args.slimplay, "--version"], capture_output=True, text=True).stdout.strip()
     header = (f"slimplay {slimplay_version} vs squeezelite {version}; median of {args.runs} run(s); "
               f"ratio = first column / second; {os.cpu_count()} CPUs; load average at the end "
               f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; took {time.monotonic() - began:.0f} s")
-    print(render(rows, header))
+    print(header)
+    if real_results:
+        print(bench_real.render_real(bench_real.real_rows(real_results, real_players), real_players))
+    if rows:
+        print("synthetic: an aioslimproto server on loopback and generated streams; slimplay and Debian's squeezelite")
+        print(render(rows, "").lstrip("\n"))
     if bitrates:
         print("\nmedia bit rates, kbps: " + "; ".join(
             f"{length}: " + ", ".join(f"{k} {v}" for k, v in rates.items()) for length, rates in bitrates.items()))
@@ -964,11 +1020,18 @@ def main() -> None:
         "media_kbps": bitrates,
         "rows": [{k: v for k, v in r.items() if k != "digits"} for r in rows],
         "runs": results,
+        "real_path": real_results,
     }
     args.json.write_text(json.dumps(document, indent=2, default=str))
     print(f"\nJSON: {args.json.resolve()}", file=sys.stderr)
     if args.markdown:
-        args.markdown.write_text(markdown(rows))
+        text = ""
+        if real_results:
+            text += bench_real.render_real(bench_real.real_rows(real_results, real_players), real_players,
+                                           markdown=True)
+        if rows:
+            text += "\n**synthetic (aioslimproto server, generated streams)**\n" + markdown(rows)
+        args.markdown.write_text(text)
         print(f"Markdown: {args.markdown.resolve()}", file=sys.stderr)
 
 

@@ -58,3 +58,22 @@ ensure_venv() {
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/Tests/integration/requirements.txt"
   fi
 }
+
+# The lean upstream squeezelite (codecs loaded at run time), built once from ../shared/peers into
+# .build-squeezelite with its own Makefile: the bench's second reference player.
+SQUEEZELITE_UPSTREAM_TARBALL="$ROOT/../shared/peers/squeezelite-2.0.0-1577.tar.xz"
+build_squeezelite_upstream() {
+  local folder="$ROOT/.build-squeezelite"
+  local binary="$folder/squeezelite-2.0.0-1577/squeezelite"
+  if [ ! -x "$binary" ]; then
+    [ -f "$SQUEEZELITE_UPSTREAM_TARBALL" ] || { echo "error: $SQUEEZELITE_UPSTREAM_TARBALL is missing" >&2; return 1; }
+    ensure_packages make gcc pkg-config libasound2-dev libflac-dev libmad0-dev libmpg123-dev libvorbis-dev \
+      libopusfile-dev libsoxr-dev
+    log "building squeezelite 2.0.0 (upstream) in $folder"
+    mkdir -p "$folder"
+    tar -xJf "$SQUEEZELITE_UPSTREAM_TARBALL" -C "$folder"
+    (cd "$folder/squeezelite-2.0.0-1577" && make OPTS="-DNO_FAAD -DOPUS -DRESAMPLE" \
+      CFLAGS="-Wall -fPIC -O2 $(pkg-config --cflags opusfile)" -j2 >&2)
+  fi
+  echo "$binary"
+}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import http.server
 import json
 import logging
 import os
@@ -132,44 +131,6 @@ def per_thread(before: dict, after: dict, seconds: float) -> list[dict]:
     return sorted(rows, key=lambda r: -r["cpu_ms_per_s"])
 
 
-class PacedMediaServer:
-    """Serves each file at its own average bit rate (a little faster), the way an internet radio
-    stream or a real-time transcode arrives: the player never has a full stream buffer."""
-
-    def __init__(self, folder: Path, seconds_of: dict[str, float], headroom: float = 1.02):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # noqa: ANN002
-                pass
-
-            def do_GET(self) -> None:  # noqa: N802
-                name = self.path.lstrip("/").split("?")[0]
-                data = (folder / name).read_bytes()
-                rate = len(data) / seconds_of[name] * headroom
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                started, sent = time.monotonic(), 0
-                while sent < len(data):
-                    try:
-                        self.wfile.write(data[sent : sent + 1400])
-                    except OSError:
-                        return
-                    sent += 1400
-                    ahead = sent / rate - (time.monotonic() - started)
-                    if ahead > 0:
-                        time.sleep(ahead)
-
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.httpd.handle_error = lambda request, address: None
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 # --- the bench ----------------------------------------------------------------------------------
 
 
@@ -197,7 +158,8 @@ class Bench:
         # Stopping a player mid-stream resets its connection: not worth a traceback.
         self.media_server.httpd.handle_error = lambda request, address: None
         self.seconds_of: dict[str, float] = {}
-        self.paced_server = PacedMediaServer(self.media_dir, self.seconds_of)
+        self.paced_server = bench_real.PacedFileServer("127.0.0.1", lambda path: self.seconds_of[path.name],
+                                                       root=self.media_dir)
         self.counter = 0
 
     def close(self) -> None:

@@ -176,9 +176,10 @@ class BenchLibrary:
 
 
 class PacedFileServer:
-    """Serves files at their own average bit rate (+2 %), like an internet radio station."""
+    """Serves files (`root` + the URL's path) at their own average bit rate (+2 %), like an internet
+    radio station: the player never has a full stream buffer."""
 
-    def __init__(self, address: str, seconds_of: Callable[[Path], float]):
+    def __init__(self, address: str, seconds_of: Callable[[Path], float], root: Path = Path("/")):
         import http.server
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -186,7 +187,7 @@ class PacedFileServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
-                path = Path(urllib.parse.unquote(self.path.split("?")[0]))
+                path = root / urllib.parse.unquote(self.path.split("?")[0]).lstrip("/")
                 try:
                     data = path.read_bytes()
                 except OSError:
@@ -211,7 +212,8 @@ class PacedFileServer:
         self.httpd = http.server.ThreadingHTTPServer((address, 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda request, client: None
-        self.url = f"http://{address}:{self.httpd.server_address[1]}"
+        self.port = self.httpd.server_address[1]
+        self.url = f"http://{address}:{self.port}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self) -> None:

@@ -236,21 +236,10 @@ class Bench:
         return {"process": process, "reader": reader, "report": report, "started": started, "command": command}
 
     def stop(self, running: dict, mac: str | None = None) -> dict | None:
-        process = running["process"]
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        bench_real.end_process(running["process"])
         result = None
         if running["reader"]:
-            try:
-                running["reader"].wait(10)
-            except subprocess.TimeoutExpired:
-                running["reader"].terminate()
-                running["reader"].wait()
+            bench_real.end_process(running["reader"], terminate=False)
             if running["report"].exists():
                 result = json.loads(running["report"].read_text())
         if mac:

@@ -254,6 +254,19 @@ class Running:
     threads: dict[int, tuple[str, int, int]] = field(default_factory=dict)  # tid -> (name, ns, switches)
 
 
+def end_process(process: subprocess.Popen, terminate: bool = True, timeout: float = 10) -> None:
+    """SIGTERM now, SIGKILL if it is still there after `timeout`; or, without `terminate` (a process
+    that ends by itself), SIGTERM only after `timeout`."""
+    if process.poll() is None:
+        if terminate:
+            process.terminate()
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill() if terminate else process.terminate()
+            process.wait()
+
+
 def proc_memory(pid: int) -> tuple[int, int, int] | None:
     try:
         fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
@@ -326,18 +339,18 @@ def analyse_capture(capture: Path, reference: bytes, frame_bytes: int, stalls: l
     while (at := heard.find(run_bytes, at)) >= 0:
         zero_runs += 1
         first_zero_run = at // frame_bytes if first_zero_run is None else first_zero_run
-        at = heard.find(bytes(1), at + len(run_bytes))
-        while at >= 0 and heard[at] == 0:
+        at += len(run_bytes)
+        while at < len(heard) and heard[at] == 0:  # to the end of this run
             at += 1
-        if at < 0:
-            break
     end_of_audio = capture_offset + len(data.rstrip(b"\0"))
     stalls_in_audio = [s for s in stalls if s[0] < end_of_audio]
     first_difference = None
     if heard != wanted:
         common = min(len(heard), len(wanted))
-        first_difference = next((i for i in range(0, common, 1 << 16) if heard[i : i + (1 << 16)] != wanted[
-            i : i + (1 << 16)]), common) // frame_bytes
+        block = next((i for i in range(0, common, 1 << 16) if heard[i : i + (1 << 16)] != wanted[i : i + (1 << 16)]),
+                     common)
+        byte = next((i for i in range(block, min(common, block + (1 << 16))) if heard[i] != wanted[i]), common)
+        first_difference = byte // frame_bytes
     return {
         "frames": len(heard) // frame_bytes,
         "reference_frames": len(wanted) // frame_bytes,
@@ -414,19 +427,8 @@ class RealPathBench:
         return Running(spec, process, reader, report, capture, group, started, log)
 
     def stop_player(self, running: Running) -> dict:
-        process = running.process
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        try:
-            running.reader.wait(10)
-        except subprocess.TimeoutExpired:
-            running.reader.terminate()
-            running.reader.wait()
+        end_process(running.process)
+        end_process(running.reader, terminate=False)  # it ends with its input, reporting
         report = json.loads(running.report.read_text()) if running.report.exists() else {}
         running.oom_kills = running.group.oom_kills()
         running.group.remove()

@@ -84,7 +84,12 @@ class SlimProtoTap:
             self.events.append(TapEvent(time.monotonic(), mac, kind, detail))
 
     async def _connect(self, port: int, writer: asyncio.StreamWriter):
-        upstream = await asyncio.open_connection(self.server, port)
+        """The connection to LMS for a player's connection; None (and the player's closed) when LMS refuses."""
+        try:
+            upstream = await asyncio.open_connection(self.server, port)
+        except OSError:
+            writer.close()
+            return None
         for w in (writer, upstream[1]):
             sock = w.get_extra_info("socket")
             if sock is not None:
@@ -92,19 +97,13 @@ class SlimProtoTap:
         return upstream
 
     async def _plain(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int) -> None:
-        try:
-            up_reader, up_writer = await self._connect(port, writer)
-        except OSError:
-            writer.close()
-            return
-        await asyncio.gather(self._copy(reader, up_writer), self._copy(up_reader, writer))
+        if upstream := await self._connect(port, writer):
+            await asyncio.gather(self._copy(reader, upstream[1]), self._copy(upstream[0], writer))
 
     async def _slimproto(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, port: int) -> None:
-        try:
-            up_reader, up_writer = await self._connect(port, writer)
-        except OSError:
-            writer.close()
+        if not (upstream := await self._connect(port, writer)):
             return
+        up_reader, up_writer = upstream
         connection = {"mac": "?"}
 
         def from_player(buffer: bytearray) -> None:

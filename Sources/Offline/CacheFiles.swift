@@ -24,22 +24,21 @@ enum CacheFiles {
     Glibc.rename(from, to) == 0 ? nil : errno
   }
 
-  /// FNV-1a 64 of the whole file: cheap enough to recheck a cached file that changed on disk.
+  /// The `ContentChecksum` of the whole file: to recheck a cached file that changed on disk (a
+  /// download computes it as the bytes arrive).
   static func checksum(_ path: String) -> UInt64? {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
     defer { close(fd) }
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    var checksum = ContentChecksum()
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
     defer { buffer.deallocate() }
     while true {
       guard case .success(let n) = POSIXIO.read(fd, into: buffer.baseAddress, count: buffer.count) else {
         return nil
       }
-      if n == 0 { return hash }
-      for byte in UnsafeRawBufferPointer(rebasing: buffer[0..<n]) {
-        hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-      }
+      if n == 0 { return checksum.value }
+      checksum.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
     }
   }
 

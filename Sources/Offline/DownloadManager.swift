@@ -108,15 +108,16 @@ public final class DownloadManager: @unchecked Sendable {
     active = (item.key, startHTTPExchange(spec, on: eventLoop, sink: sink))
   }
 
-  private func finished(_ item: PlannedDownload, _ result: Result<Int, DownloadError>) {
+  private func finished(_ item: PlannedDownload, _ result: Result<DownloadedFile, DownloadError>) {
     guard active?.key == item.key else { return }
     active = nil
     let partial = store.partialPath(of: item.key)
     switch result {
-    case .success(let size):
+    case .success(let file):
+      let size = file.size
       if let codec = Codec(fileType: item.track.type),
         CacheVerifier.decodes(path: partial, codec: codec),
-        let checksum = CacheFiles.checksum(partial),
+        let checksum = file.checksum ?? CacheFiles.checksum(partial),
         store.add(
           item.key, url: item.track.url, type: item.track.type, from: partial, checksum: checksum,
           protected: Set(plan.map(\.key)))
@@ -170,21 +171,30 @@ enum DownloadError: Error, CustomStringConvertible {
   }
 }
 
+/// A complete download: its size, and its checksum when every byte came in this transfer (a
+/// resumed one is checksummed from the file).
+struct DownloadedFile {
+  var size: Int
+  var checksum: UInt64?
+}
+
 /// Writes a download's body to its `.part` file, appending after a `206` resume.
 final class PartialFileSink: HTTPResponseSink {
   private let path: String
   private let resumeFrom: Int
   private let expectedSize: Int?
   private let liveStreamNeedsNetwork: @Sendable () -> Bool
-  private let completion: (Result<Int, DownloadError>) -> Void
+  private let completion: (Result<DownloadedFile, DownloadError>) -> Void
   private var descriptor: Int32 = -1
   private var written = 0
+  /// Of the bytes as they arrive, when the file is written from its first byte.
+  private var checksum: ContentChecksum?
   private var totalSize: Int?
   private var writeError: DownloadError?
 
   init(
     path: String, resumeFrom: Int, expectedSize: Int?, liveStreamNeedsNetwork: @escaping @Sendable () -> Bool,
-    completion: @escaping (Result<Int, DownloadError>) -> Void
+    completion: @escaping (Result<DownloadedFile, DownloadError>) -> Void
   ) {
     self.path = path
     self.resumeFrom = resumeFrom
@@ -204,6 +214,7 @@ final class PartialFileSink: HTTPResponseSink {
       return .refusedBySink("cannot open \(path)")
     }
     written = resuming ? resumeFrom : 0
+    checksum = resuming ? nil : ContentChecksum()
     if resuming, let range = head.headers.first(name: "Content-Range"), let slash = range.lastIndex(of: "/") {
       totalSize = Int(range[range.index(after: slash)...])
     } else if let length = head.headers.first(name: "Content-Length").flatMap({ Int($0) }) {
@@ -213,7 +224,10 @@ final class PartialFileSink: HTTPResponseSink {
   }
 
   func received(body: ByteBuffer) -> HTTPExchangeError? {
-    let result = body.withUnsafeReadableBytes { POSIXIO.writeAll(descriptor, $0) }
+    let result = body.withUnsafeReadableBytes { bytes in
+      checksum?.update(bytes)
+      return POSIXIO.writeAll(descriptor, bytes)
+    }
     if case .failure(let failure) = result {
       writeError = failure.code == ENOSPC || failure.code == EDQUOT ? .diskFull : .write(failure.description)
       return .refusedBySink("write failed")
@@ -238,7 +252,7 @@ final class PartialFileSink: HTTPResponseSink {
     } else if let expected = expectedSize ?? totalSize, expected != written {
       completion(.failure(.wrongLength(got: written, expected: expected)))
     } else {
-      completion(.success(written))
+      completion(.success(DownloadedFile(size: written, checksum: checksum?.value)))
     }
   }
 }

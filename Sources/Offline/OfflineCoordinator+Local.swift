@@ -11,7 +11,7 @@ import Support
 /// Saving the playing state, resuming it at start without a server, and local control while
 /// offline (play, pause, next, previous, seek, volume).
 extension OfflineCoordinator {
-  /// Starts saving the playing state every second and, when no server answers soon after start,
+  /// Starts saving the playing state (see `saveState`) and, when no server answers soon after start,
   /// resumes a saved state from the cache.
   public func start() {
     eventLoop.preconditionInEventLoop()
@@ -19,8 +19,12 @@ extension OfflineCoordinator {
     if let path { _ = FileIO.makeDirectories(FileIO.directoryName(of: path)) }
     let saved = path.flatMap(SavedPlayback.load(from:))
     saveTask = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
-      self?.saveIfPlaying()
-      self?.checkStalledStream()
+      guard let self else { return }
+      // The second it stops playing, where it stopped is saved.
+      let playing = engine.isPlaying
+      if playing || wasPlaying { saveState(now: !playing) }
+      wasPlaying = playing
+      checkStalledStream()
     }
     guard let saved else { return }
     eventLoop.assumeIsolated().scheduleTask(in: configuration.resumeAfter) { [self] in
@@ -37,8 +41,16 @@ extension OfflineCoordinator {
     return (placement.queueIndex, placement.startSeconds + Double(heard.milliseconds) / 1000, heard.sampleRate)
   }
 
+  /// At shutdown: where it plays, at once and to disk.
   func saveIfPlaying() {
-    guard engine.isPlaying, let path = configuration.savedPlaybackPath, let serverIdentity,
+    if engine.isPlaying { saveState(now: true) }
+  }
+
+  /// Saves where playback is when it changed: a new track or queue at once and to disk; only a
+  /// later position at most every `positionSaveInterval`, without waiting for the disk (a crash
+  /// leaves the previous copy, a few seconds older). `now` saves any change at once, to disk.
+  func saveState(now: Bool) {
+    guard let path = configuration.savedPlaybackPath, let serverIdentity,
       let position = heardQueuePosition()
     else { return }
     let ledger = machine.ledger
@@ -47,13 +59,20 @@ extension OfflineCoordinator {
       position: position.seconds, sampleRate: position.sampleRate, trackCount: ledger.trackCount,
       queue: ledger.tracks.filter { $0.index >= position.index })
     guard saved != lastSaved else { return }
+    let clock = MonotonicClock.nanoseconds()
+    let onlyMoved = !now && lastSaved.map(saved.differsOnlyInPosition(from:)) == true
+    if onlyMoved, clock - lastSavedAt < Self.positionSaveInterval { return }
     do {
-      try saved.save(to: path)
+      try saved.save(to: path, durable: !onlyMoved)
       lastSaved = saved
+      lastSavedAt = clock
     } catch {
       logger.error("offline: cannot save the playing state: \(error)")
     }
   }
+
+  /// Nanoseconds between saves of a position that only moved on.
+  static let positionSaveInterval: UInt64 = 5_000_000_000
 
   private func resume(_ saved: SavedPlayback) {
     serverIdentity = saved.server

@@ -25,7 +25,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   public struct Configuration: Sendable {
     public var prefetch: Int
-    /// Where the playing state is saved every second (nil: not saved).
+    /// Where the playing state is saved (nil: not saved).
     public var savedPlaybackPath: String?
     /// With no server by then after start, a saved state resumes from the cache.
     public var resumeAfter: TimeAmount
@@ -62,6 +62,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   var resyncTimeout: Scheduled<Void>?
   var saveTask: RepeatedTask?
   var lastSaved: SavedPlayback?
+  var lastSavedAt: UInt64 = 0
+  var wasPlaying = false
   var localVolumeSetting: Int?
   private var shuttingDown = false
 

@@ -2,7 +2,7 @@ import LMSControl
 import SlimConnection
 import Support
 
-/// What the player was playing, saved every second while it plays, so a player restarted with
+/// What the player was playing, saved while it plays (the position every few seconds), so a player restarted with
 /// no server in reach can resume from the cache where it was.
 public struct SavedPlayback: Equatable, Sendable {
   public var server: String
@@ -55,7 +55,14 @@ public struct SavedPlayback: Equatable, Sendable {
     return SavedPlayback(value)
   }
 
-  public func save(to path: String) throws(FileIO.Failure) {
-    try FileIO.writeAtomically(path, Array(json.encoded.utf8))
+  public func save(to path: String, durable: Bool = true) throws(FileIO.Failure) {
+    try FileIO.writeAtomically(path, Array(json.encoded.utf8), durable: durable)
+  }
+
+  /// The same queue and track, only further into it.
+  public func differsOnlyInPosition(from other: SavedPlayback) -> Bool {
+    var moved = other
+    moved.position = position
+    return moved == self
   }
 }

@@ -62,6 +62,10 @@ struct PlayerRuntime {
 
     // One loop for control and streams; a second for cache downloads (blocking file writes).
     let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.offline.enabled ? 2 : 1)
+    // Named for what they do (top, /proc/PID/task/*/comm), in the order next() hands them out.
+    for (loop, name) in zip(group.makeIterator(), ["slimplay-net", "slimplay-cache"]) {
+      loop.execute { slimplay_set_thread_name(name) }
+    }
     let loop = group.next()
     // Where the server is: the session records it, the JSON-RPC side reads it.
     let location = ServerLocation()

@@ -40,8 +40,12 @@ public enum FileIO {
   }
 
   /// Writes to a temporary file in the same folder, syncs it, then renames it over `path`, so a
-  /// crash or a full disk leaves either the old file or the new one, never a torn one.
-  public static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(Failure) {
+  /// crash or a full disk leaves either the old file or the new one, never a torn one. Without
+  /// `durable` the sync is skipped: a crash of the process still leaves a whole file, a power cut
+  /// may leave the previous one (for data that is rewritten every few seconds anyway).
+  public static func writeAtomically(
+    _ path: String, _ bytes: [UInt8], mode: mode_t = 0o644, durable: Bool = true
+  ) throws(Failure) {
     let temporary = path + ".tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
     guard fd >= 0 else { throw .open(path: temporary, errno: errno) }
@@ -50,7 +54,7 @@ public enum FileIO {
       unlink(temporary)
       throw .write(path: temporary, errno: failure.code)
     }
-    if fsync(fd) != 0 {
+    if durable, fsync(fd) != 0 {
       let code = errno
       close(fd)
       unlink(temporary)

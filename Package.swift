@@ -182,7 +182,13 @@ let package = Package(
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: strict),
-    .testTarget(name: "LMSControlTests", dependencies: ["LMSControl"], swiftSettings: strict),
+    .testTarget(
+      name: "LMSControlTests",
+      dependencies: [
+        "LMSControl", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
+      ],
+      swiftSettings: strict),
     .testTarget(
       name: "LocalControlTests",
       dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],

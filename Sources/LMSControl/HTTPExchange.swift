@@ -23,8 +23,9 @@ public enum HTTPExchangeError: Error, Equatable, CustomStringConvertible {
   }
 }
 
-/// One request to an HTTP server, one connection (`Connection: close`): LMS closes the socket on
-/// errors anyway, and a fresh connection per call keeps timeouts simple to reason about.
+/// One request to an HTTP server. `startHTTPExchange` gives it a connection of its own
+/// (`Connection: close`: downloads, artwork); JSON-RPC calls share a kept-alive one
+/// (`KeptAliveConnection`).
 public struct HTTPRequestSpec: Sendable {
   public var method: HTTPMethod
   public var host: String
@@ -93,7 +94,7 @@ public func startHTTPExchange(
           try channel.pipeline.syncOperations.addHandler(bound.value)
         }
       }
-      .connect(host: spec.host, port: spec.port)
+      .connect(hostOrAddress: spec.host, port: spec.port)
       .whenComplete { result in
         let handler = bound.value
         switch result {

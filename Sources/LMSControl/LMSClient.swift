@@ -50,14 +50,17 @@ public enum LMSError: Error, Equatable, CustomStringConvertible {
   }
 }
 
-/// LMS's JSON-RPC (`POST /jsonrpc.js`, `slim.request`). Every call has a deadline: LMS hangs on
-/// some requests and closes the socket on a bad command.
+/// LMS's JSON-RPC (`POST /jsonrpc.js`, `slim.request`), one call at a time over a kept-alive
+/// connection. Every call has a deadline: LMS hangs on some requests and closes the socket on a
+/// bad command.
 public final class LMSClient: @unchecked Sendable {
   public let eventLoop: any EventLoop
   public let playerID: String
   private let endpointSource: @Sendable () -> LMSEndpoint?
   private let timeout: TimeAmount
   private var nextID = 1
+  /// Every call goes over one kept-alive connection; only touched on `eventLoop`.
+  private let connection: KeptAliveConnection
 
   /// `endpoint` is asked on every call: the server may change (`serv`, rediscovery).
   public init(
@@ -68,6 +71,13 @@ public final class LMSClient: @unchecked Sendable {
     self.playerID = playerID
     self.timeout = timeout
     self.endpointSource = endpoint
+    self.connection = KeptAliveConnection(eventLoop: eventLoop)
+  }
+
+  /// Closes the kept connection (shutdown); calls still queued fail.
+  public func close() {
+    let connection = UncheckedSendableBox(self.connection)
+    eventLoop.execute { connection.value.close() }
   }
 
   public var endpoint: LMSEndpoint? { endpointSource() }
@@ -87,19 +97,24 @@ public final class LMSClient: @unchecked Sendable {
       method: .POST, host: endpoint.host, port: endpoint.port, path: "/jsonrpc.js",
       headers: endpoint.headers + [("Content-Type", "application/json")], body: Array(body.encoded.utf8),
       deadline: timeout, idleTimeout: timeout)
-    let sink = CollectingSink(limit: 4 << 20) { result in
-      switch result {
-      case .failure(let error):
-        promise.fail(LMSError.transport(error))
-      case .success(let (_, bytes)):
-        do {
-          promise.succeed(try Self.result(of: bytes))
-        } catch {
-          promise.fail(error)
+    // The connection is only ever used on `eventLoop`.
+    let connection = UncheckedSendableBox(self.connection)
+    eventLoop.execute {
+      connection.value.send(spec, bodyLimit: 4 << 20) { result in
+        switch result {
+        case .failure(let error):
+          promise.fail(LMSError.transport(error))
+        case .success(let (head, _)) where head.status != .ok:
+          promise.fail(LMSError.transport(.badStatus(Int(head.status.code))))
+        case .success(let (_, bytes)):
+          do {
+            promise.succeed(try Self.result(of: bytes))
+          } catch {
+            promise.fail(error)
+          }
         }
       }
     }
-    startHTTPExchange(spec, on: eventLoop, sink: sink)
     return promise.futureResult
   }
 

@@ -146,6 +146,7 @@ struct PlayerRuntime {
       coordinator?.shutDown()
       streamingEngine.shutDown()
       control?.stop()
+      lmsClient?.close()
       client.stop()
     }
     try client.stopped.wait()

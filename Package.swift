@@ -140,15 +140,16 @@ let package = Package(
       name: "slimplay", dependencies: ["SlimplayCLI"], exclude: ["link-order.txt", "layout.ld"], swiftSettings: strict,
       linkerSettings: [
         // Resident memory is mostly code. The static runtime's link arguments export every
-        // symbol, and a position-independent binary carries a relocation per pointer: both are read
-        // at every start and stay mapped (2 MB); packed relative relocations (glibc ≥ 2.36, lld) and
-        // no exported symbols keep them small. The kernel maps code in 64 KB blocks around each page
+        // symbol, and a position-independent binary carries a relocation per pointer: the loader
+        // writes every page of metadata those relocations touch (0.6 MB of private memory), at
+        // every start. A fixed-address executable needs none of them, and no exported symbols keep
+        // the symbol table small. The kernel maps code in 64 KB blocks around each page
         // used, so the functions that run while playing are placed together (link-order.txt, from
         // `scripts/bench --link-order`; stale names are ignored), and layout.ld gathers the functions
         // that have no name to order by and keeps constants out of the writable segment. (The
         // release build compiles every function into a section of its own: scripts/lib.sh.)
         .unsafeFlags([
-          "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic",
+          "-use-ld=lld", "-Xclang-linker", "-no-pie", "-Xlinker", "--no-export-dynamic",
           "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/slimplay/link-order.txt",
           "-Xlinker", "--no-warn-symbol-ordering",
           "-Xlinker", "-T\(Context.packageDirectory)/Sources/slimplay/layout.ld",

@@ -543,21 +543,7 @@ class Bench:
             time.sleep(4)  # heartbeats and status polls while stopped
         finally:
             self.stop(running, MACS["slimplay"])
-        merged = folder / "merged.txt"
-        # The toolchain's own llvm-profdata: the raw format follows the compiler's version.
-        profdata = Path(shutil.which("swiftc") or "swiftc").resolve().parent / "llvm-profdata"
-        run(str(profdata), "merge", "--text", "-o", str(merged), *map(str, folder.glob("*.profraw")))
-        counts: dict[str, int] = {}
-        for block in merged.read_text(errors="replace").split("\n\n"):
-            lines = block.strip().splitlines()
-            if "# Counter Values:" not in lines or lines[0].startswith("#"):
-                continue
-            values = lines[lines.index("# Counter Values:") + 1:]
-            # Private functions carry their file: "path:$s…".
-            name = lines[0][lines[0].find(":$") + 1:] if ":$" in lines[0] else lines[0]
-            if values and values[0].strip().isdigit():
-                counts[name] = counts.get(name, 0) + int(values[0])
-        return counts
+        return profile_counts(folder)
 
     def callgrind(self, codec: Codec, seconds_list: tuple[float, float]) -> dict:
         """Instructions (callgrind Ir, whole process) of slimplay decoding with `-o -` unpaced."""
@@ -648,6 +634,47 @@ def run_real_path(args: argparse.Namespace, parts: set[str], progress) -> tuple[
         else:
             shutil.rmtree(work, ignore_errors=True)
     return players, results
+
+
+def real_path_profile(args: argparse.Namespace, progress) -> dict[str, int]:  # noqa: ANN001
+    """The instrumented build through the real LMS at its defaults (offline on: status polls,
+    downloads, verification, state saves), a FLAC and an MP3 album: the functions a user's player
+    runs, with how often each was entered."""
+    work = Path(tempfile.mkdtemp(prefix="slimplay-profile-real-"))
+    os.chmod(work, 0o755)
+    folder = work / "profiles"
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    spec = bench_real.PlayerSpec("slimplay-profiled", "slimplay (instrumented)", str(args.profiled_slimplay),
+                                 "02:00:00:00:be:2f", slimplay=True,
+                                 environment={"LLVM_PROFILE_FILE": str(folder / "%p.profraw")})
+    try:
+        with bench_real.RealPathBench(work, [spec], args.track_seconds, args.radio_seconds, progress) as bench:
+            for album in (a for a in bench_real.ALBUMS if a.key in ("flac16", "mp3")):
+                progress(f"functions run on the real path, {album.label} (instrumented build)")
+                bench.session(album, [spec])
+        return profile_counts(folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def profile_counts(folder: Path) -> dict[str, int]:
+    """Entry counts of every function in the `.profraw` files of `folder`."""
+    merged = folder / "merged.txt"
+    # The toolchain's own llvm-profdata: the raw format follows the compiler's version.
+    profdata = Path(shutil.which("swiftc") or "swiftc").resolve().parent / "llvm-profdata"
+    run(str(profdata), "merge", "--text", "-o", str(merged), *map(str, folder.glob("*.profraw")))
+    counts: dict[str, int] = {}
+    for block in merged.read_text(errors="replace").split("\n\n"):
+        lines = block.strip().splitlines()
+        if "# Counter Values:" not in lines or lines[0].startswith("#"):
+            continue
+        values = lines[lines.index("# Counter Values:") + 1:]
+        # Private functions carry their file: "path:$s…".
+        name = lines[0][lines[0].find(":$") + 1:] if ":$" in lines[0] else lines[0]
+        if values and values[0].strip().isdigit():
+            counts[name] = counts.get(name, 0) + int(values[0])
+    return counts
 
 
 def fmt(value: float | None, digits: int) -> str:
@@ -878,6 +905,9 @@ def main() -> None:
                             profiled_playing[name] = profiled_playing.get(name, 0) + count - profiled_start.get(name, 0)
         finally:
             bench.close()
+        if args.profiled_slimplay and os.geteuid() == 0:
+            for name, count in real_path_profile(args, progress).items():
+                profiled_playing[name] = profiled_playing.get(name, 0) + count - profiled_start.get(name, 0)
         names, hot_count, cold_count = link_order(Path(args.slimplay), start, playing, profiled_start,
                                                   profiled_playing)
         args.link_order.write_text("".join(f"{name}\n" for name in names))

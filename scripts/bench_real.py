@@ -231,6 +231,7 @@ class PlayerSpec:
     binary: str
     mac: str
     slimplay: bool = False
+    environment: dict[str, str] = field(default_factory=dict)
 
     def command(self, out_bits: int, state_dir: Path) -> list[str]:
         common = ["-s", TAP_ADDR, "-m", self.mac, "-n", f"bench {self.key}", "-o", "-", "-a", str(out_bits)]
@@ -419,7 +420,8 @@ class RealPathBench:
         with open(log, "wb") as log_file:
             process = subprocess.Popen(
                 [*self.prefix, *spec.command(album.out_bits, state_dir)], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=log_file, preexec_fn=group.join)
+                stdout=subprocess.PIPE, stderr=log_file, preexec_fn=group.join,
+                env={**os.environ, **spec.environment})
         rate = album.rate * album.frame_bytes
         reader = subprocess.Popen([sys.executable, str(READER), "--rate", str(rate), "--report", str(report),
                                    "--capture", str(capture)], stdin=process.stdout, stdout=subprocess.DEVNULL)

@@ -21,9 +21,10 @@ public final class RingBuffer: @unchecked Sendable {
   public init(capacity: Int) {
     precondition(capacity > 0)
     self.capacity = capacity
+    // Left untouched: a page becomes resident when the producer first writes it (the stream's
+    // loop or the decoder, never the output thread, which only reads pages already written), so
+    // an idle player or a short track does not hold the whole ring.
     storage = .allocate(byteCount: capacity, alignment: 16)
-    // Pre-fault the pages now rather than on the realtime path.
-    storage.initializeMemory(as: UInt8.self, repeating: 0)
   }
 
   deinit {

@@ -140,6 +140,17 @@ struct PlayerRuntime {
       let bytes = slimplay_release_program_pages()
       logger.debug("released \(bytes >> 10) KB of start-up code and constants")
     }
+    // The first track runs code once too (each codec's and each stream's first set-up, the
+    // runtime's first look-up of every type it plays with): dropped again once playback has
+    // run for 10 s.
+    let playingChecks = NIOLoopBoundBox.makeBoxSendingValue(0, as: Int.self, eventLoop: loop)
+    loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { task in
+      playingChecks.value = streamingEngine.isPlaying ? playingChecks.value + 1 : 0
+      guard playingChecks.value >= 2 else { return }
+      task.cancel()
+      let bytes = slimplay_release_program_pages()
+      logger.debug("released \(bytes >> 10) KB of code and constants used to start playing")
+    }
     let number = ShutdownSignals.next()
     logger.notice("signal \(number): shutting down")
     loop.execute {

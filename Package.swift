@@ -73,7 +73,7 @@ let package = Package(
     .target(
       name: "Playback",
       dependencies: [
-        "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "StreamFetch", "Support",
+        "AudioBuffers", "AudioOutput", "CSupport", "Decoders", "SlimConnection", "SlimProto", "StreamFetch", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
       ],

@@ -57,6 +57,30 @@ def run(*command: str) -> None:
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+PLAYER_USER = "nobody"
+
+
+def pipe_of(user: str) -> tuple[int, int]:
+    """A pipe owned by `user`, as the shell of a user who runs `player -o - | reader` makes it: the
+    player may open it for reading too (slimplay does, to take back what a flush drops)."""
+    import ctypes
+    import pwd
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    previous = libc.setfsuid(pwd.getpwnam(user).pw_uid)  # this thread only; new inodes take it
+    try:
+        return os.pipe()
+    finally:
+        libc.setfsuid(previous)
+
+
+def describe_stalls(stalls: list, report: dict, album: AlbumSpec) -> str:
+    """Each stall as (seconds of audio before it, its length), at most five."""
+    bytes_per_second = album.rate * album.frame_bytes
+    offset = report.get("capture_offset", 0)
+    return ", ".join(f"({(at - offset) / bytes_per_second:.2f}, {length:.3f})" for at, length in stalls[:5])
+
+
 # --- media ----------------------------------------------------------------------------------------
 
 
@@ -378,7 +402,7 @@ class RealPathBench:
         self.tap: SlimProtoTap | None = None
         self.radio_server: PacedFileServer | None = None
         self.counter = 0
-        self.prefix = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        self.prefix = ["setpriv", f"--reuid={PLAYER_USER}", "--regid=nogroup", "--clear-groups"]
 
     def __enter__(self) -> RealPathBench:
         self.progress("making the bench's albums (Debian's sox, flac, lame)")
@@ -417,15 +441,17 @@ class RealPathBench:
         log.parent.mkdir(exist_ok=True)
         report, capture = self.work / f"{name}.json", self.work / f"{name}.raw"
         started = time.monotonic()
+        read_end, write_end = pipe_of(PLAYER_USER)
         with open(log, "wb") as log_file:
             process = subprocess.Popen(
                 [*self.prefix, *spec.command(album.out_bits, state_dir)], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=log_file, preexec_fn=group.join,
+                stdout=write_end, stderr=log_file, preexec_fn=group.join,
                 env={**os.environ, **spec.environment})
+        os.close(write_end)
         rate = album.rate * album.frame_bytes
         reader = subprocess.Popen([sys.executable, str(READER), "--rate", str(rate), "--report", str(report),
-                                   "--capture", str(capture)], stdin=process.stdout, stdout=subprocess.DEVNULL)
-        process.stdout.close()
+                                   "--capture", str(capture)], stdin=read_end, stdout=subprocess.DEVNULL)
+        os.close(read_end)
         return Running(spec, process, reader, report, capture, group, started, log)
 
     def stop_player(self, running: Running) -> dict:
@@ -607,7 +633,9 @@ class RealPathBench:
                 self.progress(f"  {key}: {found['frames']} of {len(reference) // album.frame_bytes} frames, "
                               f"{len(stalls)} stalls, {found['zero_runs']} zero runs (first at frame "
                               f"{found['first_zero_run_frame']}), {running.oom_kills} OOM kills, "
-                              f"exit {running.process.returncode}")
+                              f"exit {running.process.returncode}"
+                              + (f"; stalls at (s into the track, s long) {describe_stalls(stalls, report, album)}"
+                                 if stalls else ""))
             running.capture.unlink(missing_ok=True)
         return outcome
 

@@ -20,6 +20,9 @@ public protocol OutputDevice: AnyObject {
   var sampleRate: Int { get }
   /// Frames per write that suit the device (its period).
   var chunkFrames: Int { get }
+  /// Frames to have decoded before playback starts at `sampleRate`, so that the device's buffer
+  /// starts full (0, the default: the device has a start threshold of its own).
+  func startFrames(sampleRate: Int) -> Int
   /// Opens at `sampleRate`, or reopens if the rate changed.
   func open(sampleRate: Int) throws(OutputError)
   func close()
@@ -27,9 +30,17 @@ public protocol OutputDevice: AnyObject {
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int
   /// Frames written and not yet heard.
   func delayFrames() -> Int
-  /// Drops what is queued (pause or flush), so the device is ready to start again.
+  /// Drops what is queued (a flush), so the device is ready to start again.
   func discardQueued()
+  /// A pause: a sound card drops what it holds (`discardQueued`, the default); a pipe lets its
+  /// reader have it.
+  func pauseQueued()
   /// Blocks until everything queued has been heard (the output ran out of frames), then stays
   /// ready for more.
   func playOutQueued()
+}
+
+extension OutputDevice {
+  public func pauseQueued() { discardQueued() }
+  public func startFrames(sampleRate: Int) -> Int { 0 }
 }

@@ -214,7 +214,7 @@ public final class OutputPlayer: @unchecked Sendable {
     if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
     if pending.pause, state != .stopped {
       state = .paused
-      device.discardQueued()
+      device.pauseQueued()
       publish(running: false)
     }
     if let start = pending.start {
@@ -244,7 +244,8 @@ public final class OutputPlayer: @unchecked Sendable {
       return MonotonicClock.nanoseconds() >= deadline
     case .buffered(let tenths):
       let rate = output.boundaries.peek()?.format.sampleRate ?? 44100
-      let needed = min(tenths * rate / 10, output.ring.capacity / OutputFrames.bytesPerFrame / 2)
+      let wanted = max(tenths * rate / 10, device.startFrames(sampleRate: rate))
+      let needed = min(wanted, output.ring.capacity / OutputFrames.bytesPerFrame / 2)
       return output.bufferedFrames >= max(1, needed)
     }
   }

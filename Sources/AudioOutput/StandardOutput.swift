@@ -6,16 +6,37 @@ import Support
 #endif
 
 /// Raw interleaved little-endian PCM on standard output (`-o -`). A pipe's reader paces it.
+///
+/// The pipe is the output's buffer, as a sound card's is. When the player may open the pipe for
+/// reading too (its own pipe, as a shell makes it), the pipe holds a third to half a second, deep
+/// enough that a player starved of CPU for a scheduling period (a throttled control group) keeps
+/// the reader fed, and a flush takes back what it queued, as `snd_pcm_drop` does. Another user's
+/// pipe cannot be emptied from this end, so it is kept to one page (23 ms of CD audio).
+///
+/// Into a deep pipe the output writes a quarter of the pipe at a time, and waits for that much room
+/// on the clock rather than in `write`: a writer blocked in a full pipe is woken by every read of
+/// its reader (43 a second for a reader taking pages of CD audio), this one four times a pipe.
 public final class StandardOutput: OutputDevice {
   public let name = "stdout"
   public private(set) var isOpen = false
   public private(set) var sampleRate = 44100
-  public let chunkFrames = 1024
+  public private(set) var chunkFrames = 1024
+  /// The deep pipe's size in bytes; 0 when the pipe is kept to a page (or is no pipe).
+  private var pipeCapacity = 0
   private var packer: SamplePacker
+  private let fileDescriptor: Int32
   private let scratch: UnsafeMutableRawBufferPointer
+  private let drainable: Bool
+  /// Bytes written and bytes taken back: the reader has had their difference, which must end on a
+  /// frame boundary after a drain.
+  private var bytesWritten = 0
+  private var bytesDrained = 0
 
-  public init(format: SampleFormat) {
+  /// `fileDescriptor` is standard output but for tests.
+  public init(format: SampleFormat, fileDescriptor: Int32 = 1) {
     packer = SamplePacker(format: format)
+    self.fileDescriptor = fileDescriptor
+    drainable = slimplay_pipe_is_drainable(fileDescriptor) == 1
     // Room for the largest write, allocated once.
     scratch = .allocate(byteCount: 8192 * format.bytesPerFrame, alignment: 16)
   }
@@ -23,13 +44,33 @@ public final class StandardOutput: OutputDevice {
   deinit { scratch.deallocate() }
 
   public func open(sampleRate: Int) throws(OutputError) {
-    self.sampleRate = sampleRate
-    if !isOpen {
-      // A pipe's default 64 KiB would hold 370 ms of CD audio that keeps draining into the reader
-      // through a pause; one page behaves like a sound card's short buffer.
-      _ = slimplay_set_pipe_size(1, 4096)
+    if !isOpen || sampleRate != self.sampleRate {
+      let frameBytes = packer.format.bytesPerFrame
+      let size = drainable ? Self.pipeBytes(rate: sampleRate, frameBytes: frameBytes) : 4096
+      // Fails while the pipe holds more than a smaller size, or for a file or a terminal: such a
+      // pipe is written as a shallow one.
+      let granted = Int(slimplay_set_pipe_size(fileDescriptor, Int32(size)))
+      pipeCapacity = drainable && granted >= size ? granted : 0
+      chunkFrames = pipeCapacity > 0 ? min(scratch.count, pipeCapacity / 4) / frameBytes : 1024
     }
+    self.sampleRate = sampleRate
     isOpen = true
+  }
+
+  /// A deep pipe starts full, and as much again is decoded behind it: its reader's clock starts
+  /// with the first byte, while the decoder may still be sharing a short CPU with the stream.
+  public func startFrames(sampleRate: Int) -> Int {
+    drainable
+      ? 2 * Self.pipeBytes(rate: sampleRate, frameBytes: packer.format.bytesPerFrame) / packer.format.bytesPerFrame : 0
+  }
+
+  /// The largest power of two (the kernel rounds to one) holding at most half a second, and at
+  /// least 64 KiB: 371 ms of 16-bit 44.1 kHz, 341 ms of 32-bit 96 kHz.
+  static func pipeBytes(rate: Int, frameBytes: Int) -> Int {
+    let half = rate * frameBytes / 2
+    var size = 65536
+    while size * 2 <= half { size *= 2 }
+    return size
   }
 
   public func close() { isOpen = false }
@@ -38,17 +79,64 @@ public final class StandardOutput: OutputDevice {
     let maxSamples = scratch.count / packer.format.bytesPerSample
     let taken = UnsafeBufferPointer(rebasing: samples[0..<min(samples.count, maxSamples)])
     let byteCount = packer.pack(taken, into: scratch, dither: dither)
-    if case .failure(let failure) = POSIXIO.writeAll(1, UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount])) {
+    if pipeCapacity > 0 { waitForRoom(byteCount) }
+    if case .failure(let failure) = POSIXIO.writeAll(
+      fileDescriptor, UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount]))
+    {
       throw .writeFailed("stdout: \(failure)")
     }
+    bytesWritten &+= byteCount
     return taken.count / 2
+  }
+
+  /// Sleeps until the reader, at the stream's rate, has made room for `byteCount` bytes.
+  private func waitForRoom(_ byteCount: Int) {
+    let queued = Int(slimplay_queued_bytes(fileDescriptor))
+    let missing = byteCount - (pipeCapacity - queued)
+    let bytesPerSecond = sampleRate * packer.format.bytesPerFrame
+    guard queued >= 0, missing > 0, bytesPerSecond > 0 else { return }
+    let nanoseconds = missing * 1_000_000_000 / bytesPerSecond
+    var pause = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+    nanosleep(&pause, nil)
   }
 
   /// What sits in the pipe has not been heard yet (0 for a file or a terminal).
   public func delayFrames() -> Int {
-    max(0, Int(slimplay_queued_bytes(1))) / packer.format.bytesPerFrame
+    max(0, Int(slimplay_queued_bytes(fileDescriptor))) / packer.format.bytesPerFrame
   }
-  public func discardQueued() {}
-  /// A pipe drains into its reader by itself.
-  public func playOutQueued() {}
+
+  /// Takes back what the pipe holds, when it can. The reader may have taken part of a frame; it
+  /// gets the rest of that frame as zeros, so that what follows starts on a frame boundary.
+  public func discardQueued() {
+    guard drainable else { return }
+    let dropped = slimplay_drain_pipe(fileDescriptor)
+    guard dropped > 0 else { return }
+    bytesDrained &+= Int(dropped)
+    let frameBytes = packer.format.bytesPerFrame
+    let partial = (bytesWritten &- bytesDrained) % frameBytes
+    guard partial != 0 else { return }
+    let padding = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<(frameBytes - partial)])
+    padding.initializeMemory(as: UInt8.self, repeating: 0)
+    if case .success = POSIXIO.writeAll(fileDescriptor, UnsafeRawBufferPointer(padding)) {
+      bytesWritten &+= padding.count
+    }
+  }
+
+  /// A pause lets the reader have what the pipe holds: nothing queued is lost.
+  public func pauseQueued() {}
+
+  /// Waits until the reader has taken everything (the last track's end must reach it before the
+  /// track is reported over), at most the time the queued bytes take to play and a second.
+  public func playOutQueued() {
+    let bytesPerSecond = sampleRate * packer.format.bytesPerFrame
+    var queued = Int(slimplay_queued_bytes(fileDescriptor))
+    guard queued > 0, bytesPerSecond > 0 else { return }
+    let deadline =
+      MonotonicClock.nanoseconds() + UInt64(queued) * 1_000_000_000 / UInt64(bytesPerSecond) + 1_000_000_000
+    while queued > 0 && MonotonicClock.nanoseconds() < deadline {
+      var pause = timespec(tv_sec: 0, tv_nsec: 5_000_000)
+      nanosleep(&pause, nil)
+      queued = Int(slimplay_queued_bytes(fileDescriptor))
+    }
+  }
 }

@@ -1,5 +1,11 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
@@ -14,6 +20,10 @@ void slimplay_set_thread_name(const char *name) {
     pthread_setname_np(pthread_self(), name);
 }
 
+int slimplay_set_thread_nice(int nice) {
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice) == 0 ? 0 : -errno;
+}
+
 int slimplay_queued_bytes(int fd) {
     int count = 0;
     return ioctl(fd, FIONREAD, &count) == 0 ? count : -1;
@@ -21,6 +31,40 @@ int slimplay_queued_bytes(int fd) {
 
 int slimplay_set_pipe_size(int fd, int size) {
     return fcntl(fd, F_SETPIPE_SZ, size);
+}
+
+static int open_pipe_reader(int fd) {
+    char path[32];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+}
+
+int slimplay_pipe_is_drainable(int fd) {
+    struct stat info;
+    if (fstat(fd, &info) != 0 || !S_ISFIFO(info.st_mode)) return 0;
+    int reader = open_pipe_reader(fd);
+    if (reader < 0) return 0;
+    close(reader);
+    return 1;
+}
+
+long slimplay_drain_pipe(int fd) {
+    int reader = open_pipe_reader(fd);
+    if (reader < 0) return -errno;
+    char discard[8192];
+    long dropped = 0;
+    for (;;) {
+        ssize_t count = read(reader, discard, sizeof discard);
+        if (count > 0) {
+            dropped += count;
+        } else if (count < 0 && errno == EINTR) {
+            continue;
+        } else {
+            break;  // empty (EAGAIN) or no writer left
+        }
+    }
+    close(reader);
+    return dropped;
 }
 
 #include <elf.h>

@@ -111,6 +111,13 @@ public struct LMSStatus: Equatable, Sendable {
 
   public var currentTrack: QueueTrack? { tracks.first { $0.index == currentIndex } }
 
+  /// Equal, or equal but for the time into the current track (which moves while it plays).
+  public func isSame(as other: LMSStatus, butForTime: Bool) -> Bool {
+    var copy = other
+    if butForTime { copy.time = time }
+    return self == copy
+  }
+
   /// The tags the poller asks for: a artist, d duration, l album, u url, o type, f filesize,
   /// c coverid, x remote, K artwork url.
   public static let tags = "tags:adlKucofx"

@@ -8,17 +8,28 @@ public final class StatusPoller: @unchecked Sendable {
   public struct Configuration: Sendable {
     /// Queue entries from the current one on.
     public var entries: Int
-    /// Between polls while nothing prompts one. Short enough that an edit made in the web UI
-    /// reaches the cache plan within about this long.
+    /// Between polls while nothing prompts one, after a change. Short enough that an edit made in
+    /// the web UI reaches the cache plan within about this long.
     public var interval: TimeAmount
+    /// Each poll that finds nothing new but the time doubles the interval, up to this: a player
+    /// playing through an album it already knows polls every few seconds, not every 1.5 s.
+    public var longestInterval: TimeAmount
     /// After `pollSoon`, so several triggers in a burst cost one request.
     public var debounce: TimeAmount
 
-    public init(entries: Int = 6, interval: TimeAmount = .milliseconds(1500), debounce: TimeAmount = .milliseconds(100))
-    {
+    public init(
+      entries: Int = 6, interval: TimeAmount = .milliseconds(1500), longestInterval: TimeAmount = .seconds(6),
+      debounce: TimeAmount = .milliseconds(100)
+    ) {
       self.entries = entries
       self.interval = interval
+      self.longestInterval = max(interval, longestInterval)
       self.debounce = debounce
+    }
+
+    /// The wait before the next timed poll after `quietPolls` polls in a row found nothing new.
+    public func interval(afterQuietPolls quietPolls: Int) -> TimeAmount {
+      min(.nanoseconds(interval.nanoseconds << Int64(min(quietPolls, 16))), longestInterval)
     }
   }
 
@@ -31,6 +42,8 @@ public final class StatusPoller: @unchecked Sendable {
   private var pollAgain = false
   private var running = false
   private var failures = 0
+  /// Polls in a row that found nothing new but the time.
+  private var quietPolls = 0
   /// The last complete status.
   public private(set) var latest: LMSStatus?
 
@@ -64,6 +77,7 @@ public final class StatusPoller: @unchecked Sendable {
   public func pollSoon() {
     eventLoop.preconditionInEventLoop()
     guard running else { return }
+    quietPolls = 0
     schedule(after: configuration.debounce)
   }
 
@@ -93,7 +107,10 @@ public final class StatusPoller: @unchecked Sendable {
       case .success(let status):
         if failures > 0 { logger.info("status: server answers again") }
         failures = 0
+        let previous = latest
         publish(status)
+        let changed = previous.map { !status.isSame(as: $0, butForTime: true) } ?? true
+        quietPolls = changed ? 0 : quietPolls + 1
       case .failure(let error):
         failures += 1
         if failures == 1 { logger.warning("status: \(error)") }
@@ -102,7 +119,7 @@ public final class StatusPoller: @unchecked Sendable {
       let again = pollAgain
       pollAgain = false
       // While the server does not answer, back off to 5 s.
-      let idle = failures > 0 ? TimeAmount.seconds(5) : configuration.interval
+      let idle = failures > 0 ? TimeAmount.seconds(5) : configuration.interval(afterQuietPolls: quietPolls)
       schedule(after: again ? configuration.debounce : idle)
     }
   }

@@ -22,13 +22,14 @@ public struct PlannedDownload: Equatable, Sendable {
 /// Keeps the planned tracks in the cache through `/music/<id>/download`: one download at a time,
 /// resumed with `Range` after an interruption, written to a `.part` file, verified (length, and
 /// the decoder can read it) and only then moved into place. Runs on its own event loop so file
-/// writes never delay the control loop; it holds back while the live stream needs the network.
+/// writes never delay the control loop; it holds back while playback is filling its buffers.
 public final class DownloadManager: @unchecked Sendable {
   public let eventLoop: any EventLoop
   private let store: CacheStore
   private let endpoint: @Sendable () -> LMSEndpoint?
-  /// True while the live stream is filling and below half its buffer: downloads wait.
-  private let liveStreamNeedsNetwork: @Sendable () -> Bool
+  /// True while a live stream or the output is filling (`StreamingEngine.playbackIsFilling`):
+  /// downloads read at most every 50 ms.
+  private let playbackIsFilling: @Sendable () -> Bool
   private let logger: Logger
 
   // Loop state.
@@ -42,13 +43,13 @@ public final class DownloadManager: @unchecked Sendable {
 
   public init(
     eventLoop: any EventLoop, store: CacheStore, logger: Logger,
-    endpoint: @escaping @Sendable () -> LMSEndpoint?, liveStreamNeedsNetwork: @escaping @Sendable () -> Bool
+    endpoint: @escaping @Sendable () -> LMSEndpoint?, playbackIsFilling: @escaping @Sendable () -> Bool
   ) {
     self.eventLoop = eventLoop
     self.store = store
     self.logger = logger
     self.endpoint = endpoint
-    self.liveStreamNeedsNetwork = liveStreamNeedsNetwork
+    self.playbackIsFilling = playbackIsFilling
   }
 
   /// Replaces the plan (any thread). A download no longer planned is stopped; its `.part` stays
@@ -103,7 +104,7 @@ public final class DownloadManager: @unchecked Sendable {
       "download: track \(item.track.id) '\(item.track.title)'\(resumeFrom > 0 ? " from byte \(resumeFrom)" : "")")
     let sink = PartialFileSink(
       path: partial, resumeFrom: resumeFrom, expectedSize: item.track.fileSize,
-      liveStreamNeedsNetwork: liveStreamNeedsNetwork
+      playbackIsFilling: playbackIsFilling
     ) { [self] result in finished(item, result) }
     active = (item.key, startHTTPExchange(spec, on: eventLoop, sink: sink))
   }
@@ -183,7 +184,7 @@ final class PartialFileSink: HTTPResponseSink {
   private let path: String
   private let resumeFrom: Int
   private let expectedSize: Int?
-  private let liveStreamNeedsNetwork: @Sendable () -> Bool
+  private let playbackIsFilling: @Sendable () -> Bool
   private let completion: (Result<DownloadedFile, DownloadError>) -> Void
   private var descriptor: Int32 = -1
   private var written = 0
@@ -193,13 +194,13 @@ final class PartialFileSink: HTTPResponseSink {
   private var writeError: DownloadError?
 
   init(
-    path: String, resumeFrom: Int, expectedSize: Int?, liveStreamNeedsNetwork: @escaping @Sendable () -> Bool,
+    path: String, resumeFrom: Int, expectedSize: Int?, playbackIsFilling: @escaping @Sendable () -> Bool,
     completion: @escaping (Result<DownloadedFile, DownloadError>) -> Void
   ) {
     self.path = path
     self.resumeFrom = resumeFrom
     self.expectedSize = expectedSize
-    self.liveStreamNeedsNetwork = liveStreamNeedsNetwork
+    self.playbackIsFilling = playbackIsFilling
     self.completion = completion
   }
 
@@ -237,7 +238,7 @@ final class PartialFileSink: HTTPResponseSink {
   }
 
   func delayBeforeNextRead() -> TimeAmount? {
-    liveStreamNeedsNetwork() ? .milliseconds(50) : nil
+    playbackIsFilling() ? .milliseconds(50) : nil
   }
 
   func finished(_ error: HTTPExchangeError?) {

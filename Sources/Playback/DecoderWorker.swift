@@ -1,4 +1,5 @@
 import AudioBuffers
+import CSupport
 import Decoders
 import Support
 import Synchronization
@@ -75,8 +76,15 @@ final class DecoderWorker: Sendable {
     self.framesCommitted = framesCommitted
   }
 
+  static let niceness: Int32 = 5
+
   func startThread() -> RealtimeThread {
-    RealtimeThread(name: "slimplay-decode", stackBytes: 512 * 1024) { [self] in run() }
+    RealtimeThread(name: "slimplay-decode", stackBytes: 512 * 1024) { [self] in
+      // Seconds ahead of the output, the decoder can wait: where CPU time is short (a slow board,
+      // a CPU quota), the output thread is served first.
+      _ = slimplay_set_thread_nice(Self.niceness)
+      run()
+    }
   }
 
   // MARK: Control side

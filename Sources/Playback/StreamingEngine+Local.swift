@@ -42,10 +42,14 @@ extension StreamingEngine {
   /// Ends a live stream whose server is gone; it is reported as failed (`streamFailed`).
   public func abandonLiveStream() { fetcher.abandon(reason: .timeout) }
 
-  /// Any thread: a live stream is arriving and its buffer is below half, so a cache download
-  /// should leave it the network.
-  public var liveStreamNeedsNetwork: Bool {
-    !input.hasEnded && input.ring.fill < input.ring.capacity / 2 && input.ring.totalWritten > 0
+  /// Any thread: a cache download should hold back, because a live stream is arriving and its
+  /// buffer is below half (it needs the network), or because the output holds less than a quarter
+  /// of its ring with input left to decode (a track is starting: it needs the CPU, which a
+  /// download at network speed would take in one burst on a device with little of it).
+  public var playbackIsFilling: Bool {
+    let streamFilling = !input.hasEnded && input.ring.fill < input.ring.capacity / 2 && input.ring.totalWritten > 0
+    let outputFilling = input.ring.fill > 0 && output.ring.fill < output.ring.capacity / 4
+    return streamFilling || outputFilling
   }
 
   /// The track the decoder worked on last, the frames it delivered of it, and its rate.

@@ -34,6 +34,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   public weak var observer: (any PlaybackObserver)?
   /// The server switched the player on or off (`aude`), on the control loop.
   public var powerChanged: ((Bool) -> Void)?
+  /// Called once, on the control loop, when the first track of the process starts to be heard.
+  public var firstTrackStarted: (() -> Void)?
   public let maximumSampleRate: Int
   let eventLoop: any EventLoop
   let logger: Logger
@@ -151,7 +153,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       }
     case .unpause:
       if command.value == 0 {
-        player.start(.now)
+        // The start of a track the server held until it loaded waits, as an automatic start
+        // does, for the device's start threshold; a resume plays at once.
+        let starting = tracks.first.map { !$0.started } ?? false
+        player.start(starting ? .buffered(tenths: 0) : .now)
       } else {
         player.start(.at(nanoseconds: Self.monotonicTime(ofJiffies: command.value)))
       }
@@ -236,10 +241,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       observer?.trackDecoded(id)
       announceLoadedIfReady()
       reportEndOfPlaybackIfDrained()
-      // A track shorter than the output threshold starts now.
-      if tracks.first?.id == id, tracks.first?.command.autostart.startsAutomatically == true,
-        tracks.first?.started == false
-      {
+      // A track shorter than the output's start threshold starts now.
+      if tracks.first?.id == id, tracks.first?.started == false, outputRunning {
         player.start(.now)
       }
     case .failed(let id, let message):
@@ -259,6 +262,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       update(id) { $0.started = true }
       reporter?.report(.trackStarted)
       observer?.trackStarted(id)
+      if let first = firstTrackStarted {
+        firstTrackStarted = nil
+        first()
+      }
     case .ranDry:
       guard outputRunning else { return }
       let streaming = tracks.contains { $0.phase == .streaming }

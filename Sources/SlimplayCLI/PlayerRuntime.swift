@@ -63,8 +63,12 @@ struct PlayerRuntime {
     // One loop for control and streams; a second for cache downloads (blocking file writes).
     let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.offline.enabled ? 2 : 1)
     // Named for what they do (top, /proc/PID/task/*/comm), in the order next() hands them out.
-    for (loop, name) in zip(group.makeIterator(), ["slimplay-net", "slimplay-cache"]) {
-      loop.execute { slimplay_set_thread_name(name) }
+    // Downloads for the cache are background work: they yield the CPU to playback.
+    for (loop, (name, nice)) in zip(group.makeIterator(), [("slimplay-net", 0), ("slimplay-cache", 10)]) {
+      loop.execute {
+        slimplay_set_thread_name(name)
+        _ = slimplay_set_thread_nice(Int32(nice))
+      }
     }
     let loop = group.next()
     // Where the server is: the session records it, the JSON-RPC side reads it.
@@ -141,15 +145,12 @@ struct PlayerRuntime {
       logger.debug("released \(bytes >> 10) KB of start-up code and constants")
     }
     // The first track runs code once too (each codec's and each stream's first set-up, the
-    // runtime's first look-up of every type it plays with): dropped again once playback has
-    // run for 10 s.
-    let playingChecks = NIOLoopBoundBox.makeBoxSendingValue(0, as: Int.self, eventLoop: loop)
-    loop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { task in
-      playingChecks.value = streamingEngine.isPlaying ? playingChecks.value + 1 : 0
-      guard playingChecks.value >= 2 else { return }
-      task.cancel()
-      let bytes = slimplay_release_program_pages()
-      logger.debug("released \(bytes >> 10) KB of code and constants used to start playing")
+    // runtime's first look-up of every type it plays with): dropped again 10 s after it started.
+    streamingEngine.firstTrackStarted = {
+      loop.scheduleTask(in: .seconds(10)) {
+        let bytes = slimplay_release_program_pages()
+        logger.debug("released \(bytes >> 10) KB of code and constants used to start playing")
+      }
     }
     let number = ShutdownSignals.next()
     logger.notice("signal \(number): shutting down")
@@ -210,7 +211,7 @@ struct PlayerRuntime {
     store.load()
     let downloads = DownloadManager(
       eventLoop: downloadLoop, store: store, logger: logger, endpoint: { client.endpoint },
-      liveStreamNeedsNetwork: { engine.liveStreamNeedsNetwork })
+      playbackIsFilling: { engine.playbackIsFilling })
     return OfflineCoordinator(
       engine: engine, poller: poller, client: client, store: store, downloads: downloads,
       configuration: .init(

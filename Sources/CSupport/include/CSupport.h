@@ -9,6 +9,9 @@ int slimplay_eventfd(void);
 /// Names the calling thread (15 characters at most), for top and ps.
 void slimplay_set_thread_name(const char *name);
 
+/// Sets the nice value of the calling thread alone (Linux keeps one per thread); 0 or -errno.
+int slimplay_set_thread_nice(int nice);
+
 /// Waits at most `timeout_ms` for `thread` to end; past that, detaches it (its resources go when
 /// it ends by itself). 0 when joined, ETIMEDOUT when detached, another errno on misuse.
 #include <pthread.h>
@@ -19,6 +22,15 @@ int slimplay_queued_bytes(int fd);
 
 /// Sets a pipe's capacity (F_SETPIPE_SZ); returns the size granted, or -1 (not a pipe).
 int slimplay_set_pipe_size(int fd, int size);
+
+/// 1 when `fd` is a pipe that this process may also open for reading (through /proc/self/fd), so
+/// that what it queued can be taken back out; 0 otherwise (not a pipe, or another user's pipe).
+int slimplay_pipe_is_drainable(int fd);
+
+/// Reads and throws away everything queued in the pipe `fd` writes to, through a read end opened
+/// for the purpose and closed again (a pipe has no other way to drop what it holds; keeping a read
+/// end open would hide the reader's exit from the writer). Returns the bytes dropped, or -errno.
+long slimplay_drain_pipe(int fd);
 
 /// Unmaps the pages of the read-only segments (code, constants) of the program and of every
 /// library it loaded from this process; they fault back from the page cache when next used.

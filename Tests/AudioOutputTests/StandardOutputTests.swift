@@ -1,0 +1,159 @@
+import AudioOutput
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `-o -` on a pipe this process made (as a shell makes one for `slimplay -o - | reader`).
+@Suite struct StandardOutputTests {
+  /// F_GETPIPE_SZ, which Glibc's module does not export.
+  static let getPipeSize: Int32 = 1032
+
+  final class Pipe {
+    let readEnd: Int32
+    let writeEnd: Int32
+    init() {
+      var ends: [Int32] = [0, 0]
+      precondition(pipe(&ends) == 0)
+      (readEnd, writeEnd) = (ends[0], ends[1])
+    }
+    deinit {
+      close(readEnd)
+      close(writeEnd)
+    }
+    func read(_ count: Int) -> [UInt8] {
+      var bytes = [UInt8](repeating: 0, count: count)
+      let got = bytes.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, count) }
+      return Array(bytes[0..<max(0, got)])
+    }
+    var size: Int32 { fcntl(writeEnd, StandardOutputTests.getPipeSize) }
+  }
+
+  func frames(_ count: Int, from first: Int32 = 1) -> [Int32] {
+    (0..<Int32(count * 2)).map { (first + $0) << 16 }
+  }
+
+  func write(_ output: StandardOutput, _ samples: [Int32]) throws {
+    var offset = 0
+    while offset < samples.count {
+      offset += try samples[offset...].withUnsafeBufferPointer { try output.write($0, dither: false) } * 2
+    }
+  }
+
+  @Test func itsOwnPipeHoldsAThirdOfASecondOrMore() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    #expect(pipe.size == 65536)  // 371 ms
+    #expect(output.chunkFrames == 4096)  // a quarter of it
+    try output.open(sampleRate: 96000)
+    #expect(pipe.size == 131072)  // 341 ms
+    let wide = Pipe()
+    let wideOutput = StandardOutput(format: .s32, fileDescriptor: wide.writeEnd)
+    try wideOutput.open(sampleRate: 192000)
+    #expect(wide.size == 524288)  // 341 ms of 32-bit 192 kHz
+  }
+
+  @Test func aFlushTakesBackWhatThePipeHolds() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    try write(output, frames(8192))
+    #expect(output.delayFrames() == 8192)
+    output.pauseQueued()
+    #expect(output.delayFrames() == 8192, "a pause lets the reader have what is queued")
+    output.discardQueued()
+    #expect(output.delayFrames() == 0)
+    // What is written next is what the reader gets next.
+    try write(output, frames(4, from: 1000))
+    let next = pipe.read(16)
+    #expect(next == [0xE8, 0x03, 0xE9, 0x03, 0xEA, 0x03, 0xEB, 0x03, 0xEC, 0x03, 0xED, 0x03, 0xEE, 0x03, 0xEF, 0x03])
+  }
+
+  @Test func aReaderLeftInsideAFrameGetsItsRestAsZerosAfterAFlush() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s24_3, fileDescriptor: pipe.writeEnd)  // 6-byte frames
+    try output.open(sampleRate: 44100)
+    try write(output, frames(2000))
+    #expect(pipe.read(4096).count == 4096)  // 682 frames and 4 bytes of the next
+    output.discardQueued()
+    #expect(pipe.read(100) == [0, 0])
+    try write(output, frames(1, from: 7))
+    #expect(pipe.read(6) == [0, 7, 0, 0, 8, 0])
+  }
+
+  @Test func aReaderGetsEveryByteInOrderThroughADeepPipe() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    let samples = (0..<Int32(2 * 44100)).map { ($0 & 0x7fff) << 16 }
+    let expected = samples.flatMap { [UInt8(($0 >> 16) & 0xff), UInt8(($0 >> 24) & 0xff)] }
+    let readEnd = pipe.readEnd
+    let received = Received()
+    let reader = Thread {
+      var bytes: [UInt8] = []
+      while bytes.count < expected.count {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let got = buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, 4096) }
+        if got <= 0 { break }
+        bytes += buffer[0..<got]
+      }
+      received.finish(bytes)
+    }
+    reader.start()
+    var offset = 0
+    while offset < samples.count {
+      let frames = min(output.chunkFrames, (samples.count - offset) / 2)
+      offset +=
+        try samples[offset..<offset + frames * 2].withUnsafeBufferPointer { try output.write($0, dither: false) } * 2
+    }
+    #expect(received.wait() == expected)
+  }
+
+  final class Received: @unchecked Sendable {
+    private let done = NSCondition()
+    private var bytes: [UInt8]?
+    func finish(_ value: [UInt8]) {
+      done.lock()
+      bytes = value
+      done.signal()
+      done.unlock()
+    }
+    func wait() -> [UInt8]? {
+      done.lock()
+      defer { done.unlock() }
+      while bytes == nil { if !done.wait(until: Date().addingTimeInterval(10)) { break } }
+      return bytes
+    }
+  }
+
+  @Test func playingOutWaitsForTheReader() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    try write(output, frames(4410))
+    let readEnd = pipe.readEnd
+    let reader = Thread {
+      var buffer = [UInt8](repeating: 0, count: 4096)
+      var left = 4410 * 4
+      while left > 0 {
+        usleep(5000)
+        left -= buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, min(4096, left)) }
+      }
+    }
+    reader.start()
+    output.playOutQueued()
+    #expect(output.delayFrames() == 0)
+  }
+
+  @Test func playingOutGivesUpOnAReaderThatStopped() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    try write(output, frames(441))
+    output.playOutQueued()  // 10 ms queued: returns a second after they were due
+    #expect(output.delayFrames() == 441)
+  }
+}

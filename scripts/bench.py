@@ -45,6 +45,8 @@ READER = Path(__file__).resolve().parent / "bench_reader.py"
 # Both players' default output buffer: 3,528,000 bytes of stereo 32-bit frames (10 s at 44.1 kHz).
 # The decoder runs that far ahead of what is heard, so it stops decoding that long before the end.
 OUTPUT_BUFFER_BYTES = 44_100 * 8 * 10
+# The smallest CPU quota the kernel takes is 1 ms per period: 1 % of one core at the 100 ms period.
+QUOTA_FLOOR = 0.01
 
 
 @dataclass(frozen=True)
@@ -622,7 +624,7 @@ def run_real_path(args: argparse.Namespace, parts: set[str], progress) -> tuple[
                         for key, value in bench.session(album, turn).items():
                             results["real"][album.key][key].append(value)
             if "quota" in parts:
-                results["quota"] = {a.key: bench.smallest(a, "quota", 0.004, 0.5, args.quota_steps, players)
+                results["quota"] = {a.key: bench.smallest(a, "quota", QUOTA_FLOOR, 0.5, args.quota_steps, players)
                                     for a in albums}
             if "memory" in parts:
                 flac = bench_real.ALBUMS[0]

@@ -642,7 +642,8 @@ class RealPathBench:
     def smallest(self, album: AlbumSpec, kind: str, low: float, high: float, steps: int,
                  players: list[PlayerSpec]) -> dict[str, dict]:
         """Bisection (geometric) per player, all players side by side in each trial: the smallest
-        value of `kind` ("quota", fraction of a core; "memory", bytes) that passed."""
+        value of `kind` ("quota", fraction of a core; "memory", bytes) that passed. `low` is the
+        floor of the search: a player that passes there is reported at it."""
         brackets = {p.key: [low, high] for p in players}
         passed: dict[str, float | None] = {p.key: None for p in players}
         trials: dict[str, list] = {p.key: [] for p in players}
@@ -666,7 +667,8 @@ class RealPathBench:
                     brackets[key] = [high, high]  # fails at the top: nothing below will pass
                 else:
                     brackets[key][0] = value
-            values = {k: math.sqrt(lo * hi) for k, (lo, hi) in brackets.items() if lo < hi}
+            # Then the bottom (a player that passes there needs no more), then geometric halves.
+            values = {k: low if step == 0 else math.sqrt(lo * hi) for k, (lo, hi) in brackets.items() if lo < hi}
             if not values:
                 break
         return {k: {"smallest": passed[k], "failed_below": brackets[k][0] if passed[k] else None, "trials": trials[k]}
@@ -745,8 +747,8 @@ def real_rows(results: dict, players: list[PlayerSpec]) -> list[dict]:
         if not section:
             continue
         if kind == "quota":
-            group = ("smallest CPU quota (cpu.cfs_quota_us per 100 ms) that plays the first track whole, rest of the "
-                     "album queued, all three side by side (bisection)")
+            group = ("smallest CPU quota (cpu.cfs_quota_us per 100 ms; 1 % is the kernel's floor) that plays the "
+                     "first track whole, rest of the album queued, all three side by side (bisection)")
         else:
             group = "smallest memory limit (memory.limit_in_bytes) that plays the first track whole (bisection)"
         for album_key, by_player in section.items():

@@ -48,15 +48,18 @@ int slimplay_pipe_is_drainable(int fd) {
     return 1;
 }
 
-long slimplay_drain_pipe(int fd) {
+// Reads what the pipe holds into `buffer`, up to `capacity` bytes; `reuse` reads every chunk into
+// the start of the buffer (to throw it away).
+static long read_back(int fd, char *buffer, long capacity, int reuse) {
     int reader = open_pipe_reader(fd);
     if (reader < 0) return -errno;
-    char discard[8192];
-    long dropped = 0;
+    long taken = 0;
     for (;;) {
-        ssize_t count = read(reader, discard, sizeof discard);
+        long room = reuse ? capacity : capacity - taken;
+        if (room <= 0) break;
+        ssize_t count = read(reader, reuse ? buffer : buffer + taken, (size_t)room);
         if (count > 0) {
-            dropped += count;
+            taken += count;
         } else if (count < 0 && errno == EINTR) {
             continue;
         } else {
@@ -64,7 +67,16 @@ long slimplay_drain_pipe(int fd) {
         }
     }
     close(reader);
-    return dropped;
+    return taken;
+}
+
+long slimplay_drain_pipe(int fd) {
+    char discard[8192];
+    return read_back(fd, discard, sizeof discard, 1);
+}
+
+long slimplay_take_back_pipe(int fd, void *buffer, long capacity) {
+    return read_back(fd, buffer, capacity, 0);
 }
 
 #include <elf.h>

@@ -129,6 +129,31 @@ import Testing
     }
   }
 
+  @Test func aPauseTakesBackWhatIsQueuedAndTheResumeWritesItFirst() throws {
+    // The same frames through a pipe without a pause: the stream the reader must get.
+    let plain = Pipe()
+    let reference = StandardOutput(format: .s24_3, fileDescriptor: plain.writeEnd)
+    try reference.open(sampleRate: 44100)
+    try write(reference, frames(2000))
+    try write(reference, frames(3, from: 9000))
+    let expected = plain.read(2003 * 6)
+
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s24_3, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    try write(output, frames(2000))
+    var got = pipe.read(4096)  // 682 frames and 4 bytes of the next
+    output.pauseQueued()
+    #expect(output.delayFrames() == (12000 - 4096) / 6, "what was taken back is still to be heard")
+    #expect(fcntl(pipe.readEnd, F_SETFL, O_NONBLOCK) == 0)
+    #expect(pipe.read(100).isEmpty, "nothing reaches the reader while paused")
+    #expect(fcntl(pipe.readEnd, F_SETFL, 0) == 0)
+    try write(output, frames(3, from: 9000))
+    got += pipe.read(12000 - 4096)
+    got += pipe.read(18)
+    #expect(got == expected)
+  }
+
   @Test func playingOutWaitsForTheReader() throws {
     let pipe = Pipe()
     let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)

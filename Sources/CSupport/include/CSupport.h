@@ -32,6 +32,10 @@ int slimplay_pipe_is_drainable(int fd);
 /// end open would hide the reader's exit from the writer). Returns the bytes dropped, or -errno.
 long slimplay_drain_pipe(int fd);
 
+/// Like `slimplay_drain_pipe`, but keeps what it takes, in order, in `buffer` (at most `capacity`
+/// bytes; anything past that stays in the pipe). Returns the bytes taken, or -errno.
+long slimplay_take_back_pipe(int fd, void *buffer, long capacity);
+
 /// Unmaps the pages of the read-only segments (code, constants) of the program and of every
 /// library it loaded from this process; they fault back from the page cache when next used.
 /// Objects with text relocations and the vDSO are left alone. Returns the bytes covered.

@@ -135,6 +135,15 @@ struct PlayerRuntime {
 
     let coordinator = offlineCoordinator
     let control = controlServer
+    // The first track runs code once too (each codec's and each stream's first set-up, the
+    // runtime's first look-up of every type it plays with): dropped again 10 s after it started.
+    // Set before the client starts, so the control loop only ever reads it.
+    streamingEngine.firstTrackStarted = {
+      loop.scheduleTask(in: .seconds(10)) {
+        let bytes = slimplay_release_program_pages()
+        logger.debug("released \(bytes >> 10) KB of code and constants used to start playing")
+      }
+    }
     client.start()
     // Start-up runs code never needed again (argument parsing, set-up), and the kernel maps code
     // in 64 KB blocks around each page used; loading the libraries reads their symbol tables once.
@@ -143,14 +152,6 @@ struct PlayerRuntime {
     loop.scheduleTask(in: .seconds(2)) {
       let bytes = slimplay_release_program_pages()
       logger.debug("released \(bytes >> 10) KB of start-up code and constants")
-    }
-    // The first track runs code once too (each codec's and each stream's first set-up, the
-    // runtime's first look-up of every type it plays with): dropped again 10 s after it started.
-    streamingEngine.firstTrackStarted = {
-      loop.scheduleTask(in: .seconds(10)) {
-        let bytes = slimplay_release_program_pages()
-        logger.debug("released \(bytes >> 10) KB of code and constants used to start playing")
-      }
     }
     let number = ShutdownSignals.next()
     logger.notice("signal \(number): shutting down")

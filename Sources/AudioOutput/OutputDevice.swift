@@ -32,8 +32,8 @@ public protocol OutputDevice: AnyObject {
   func delayFrames() -> Int
   /// Drops what is queued (a flush), so the device is ready to start again.
   func discardQueued()
-  /// A pause: a sound card drops what it holds (`discardQueued`, the default); a pipe lets its
-  /// reader have it.
+  /// A pause: a sound card drops what it holds (`discardQueued`, the default); a pipe takes it
+  /// back and writes it again first on resume.
   func pauseQueued()
   /// Blocks until everything queued has been heard (the output ran out of frames), then stays
   /// ready for more.

@@ -111,10 +111,10 @@ public struct LMSStatus: Equatable, Sendable {
 
   public var currentTrack: QueueTrack? { tracks.first { $0.index == currentIndex } }
 
-  /// Equal, or equal but for the time into the current track (which moves while it plays).
-  public func isSame(as other: LMSStatus, butForTime: Bool) -> Bool {
+  /// Equal but for the time into the current track (which moves while it plays).
+  public func equalsIgnoringTime(_ other: LMSStatus) -> Bool {
     var copy = other
-    if butForTime { copy.time = time }
+    copy.time = time
     return self == copy
   }
 

@@ -109,7 +109,7 @@ public final class StatusPoller: @unchecked Sendable {
         failures = 0
         let previous = latest
         publish(status)
-        let changed = previous.map { !status.isSame(as: $0, butForTime: true) } ?? true
+        let changed = previous.map { !status.equalsIgnoringTime($0) } ?? true
         quietPolls = changed ? 0 : quietPolls + 1
       case .failure(let error):
         failures += 1

@@ -19,13 +19,13 @@ import Testing
     let playing = LMSStatus(mode: .play, time: 12.5, currentIndex: 1, playlistTimestamp: 100, trackCount: 3)
     var later = playing
     later.time = 14.0
-    #expect(later.isSame(as: playing, butForTime: true))
-    #expect(!later.isSame(as: playing, butForTime: false))
+    #expect(later.equalsIgnoringTime(playing))
+    #expect(later != playing)
     var edited = later
     edited.playlistTimestamp = 101
-    #expect(!edited.isSame(as: playing, butForTime: true))
+    #expect(!edited.equalsIgnoringTime(playing))
     var paused = later
     paused.mode = .pause
-    #expect(!paused.isSame(as: playing, butForTime: true))
+    #expect(!paused.equalsIgnoringTime(playing))
   }
 }

@@ -507,20 +507,7 @@ class Bench:
         finally:
             self.stop(running, MACS["slimplay"])
             os.chmod(self.work, 0o755)
-        # Names are compressed: "(id) name" the first time, "(id)" after.
-        names: dict[str, str] = {}
-        calls: dict[str, int] = {}
-        callee = None
-        for line in out.read_text(errors="replace").splitlines():
-            if line.startswith(("fn=(", "cfn=(")):
-                key, _, name = line.strip().split("=", 1)[1].partition(" ")
-                if name:
-                    names[key] = name.strip()
-                calls.setdefault(names.get(key, key), 0)
-                callee = names.get(key) if line.startswith("cfn=") else None
-            elif line.startswith("calls=") and callee:
-                calls[callee] += int(line.split("=", 1)[1].split()[0])
-        return calls
+        return callgrind_calls(out)
 
     def profiled_functions(self, binary: Path, codec: Codec | None, output: str, seconds: float) -> dict[str, int]:
         """Every Swift function an instrumented slimplay (`-profile-generate`) can count, with how
@@ -656,6 +643,76 @@ def real_path_profile(args: argparse.Namespace, progress) -> dict[str, int]:  # 
                 progress(f"functions run on the real path, {album.label} (instrumented build)")
                 bench.session(album, [spec])
         return profile_counts(folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def callgrind_calls(out: Path) -> dict[str, int]:
+    """Each function in a callgrind output file (`--demangle=no`), with how often it was called."""
+    # Names are compressed: "(id) name" the first time, "(id)" after.
+    names: dict[str, str] = {}
+    calls: dict[str, int] = {}
+    callee = None
+    for line in out.read_text(errors="replace").splitlines():
+        if line.startswith(("fn=(", "cfn=(")):
+            key, _, name = line.strip().split("=", 1)[1].partition(" ")
+            if name:
+                names[key] = name.strip()
+            calls.setdefault(names.get(key, key), 0)
+            callee = names.get(key) if line.startswith("cfn=") else None
+        elif line.startswith("calls=") and callee:
+            calls[callee] += int(line.split("=", 1)[1].split()[0])
+    return calls
+
+
+def real_path_callgrind(args: argparse.Namespace, progress, settle: float = 30) -> dict[str, int]:  # noqa: ANN001
+    """The release build itself under callgrind, through the real LMS at its defaults, a FLAC
+    album: every function the linker will place, the runtime's and the libraries' code included,
+    by the names the release build gives them (the instrumented build inlines differently, so
+    some of what a user's player runs on each status poll has no name there). Counted from
+    `settle` seconds after the player started, when it has dropped the code it used to start and
+    to start playing: what it runs from then on (polls, saves, downloads, track changes) is what
+    stays resident."""
+    work = Path(tempfile.mkdtemp(prefix="slimplay-callgrind-real-"))
+    os.chmod(work, 0o777)
+    binary = work / "slimplay.nodebug"  # valgrind 3.19 cannot read the toolchain's DWARF 5
+    run("strip", "--strip-debug", "-o", str(binary), args.slimplay)
+    wrapper = work / "slimplay-under-callgrind"
+    wrapper.write_text("#!/bin/sh\nexec valgrind --tool=callgrind --fair-sched=yes --demangle=no --dump-instr=no "
+                       f"--dump-line=no --callgrind-out-file={work}/callgrind.%p.out {binary} \"$@\"\n")
+    wrapper.chmod(0o755)
+    spec = bench_real.PlayerSpec("slimplay-callgrind", "slimplay (callgrind)", str(wrapper), "02:00:00:00:be:2e",
+                                 slimplay=True)
+
+    def zero_when_settled(user: list[str]) -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            found = subprocess.run(["pgrep", "-f", f"callgrind-out-file={work}/"], capture_output=True, text=True)
+            if pids := found.stdout.split():
+                time.sleep(settle)
+                # vgdb finds the player's pipes only as the player's own user.
+                subprocess.run([*user, "callgrind_control", "--zero", pids[0]], capture_output=True, timeout=60)
+                return
+            time.sleep(0.1)
+
+    try:
+        with bench_real.RealPathBench(work, [spec], args.track_seconds, args.radio_seconds, progress) as bench:
+            bench.register_timeout = 120  # callgrind's start-up reads the whole binary
+            album = next(a for a in bench_real.ALBUMS if a.key == "flac16")
+            progress(f"functions run on the real path, {album.label}, once settled (callgrind, slow motion)")
+            zeroing = threading.Thread(target=zero_when_settled, args=(bench.prefix,), daemon=True)
+            zeroing.start()
+            bench.session(album, [spec])
+            zeroing.join()
+        calls: dict[str, int] = {}
+        for out in work.glob("callgrind.*.out"):
+            for name, count in callgrind_calls(out).items():
+                calls[name] = calls.get(name, 0) + count
+        ran = sum(1 for c in calls.values() if c > 0)
+        progress(f"{ran} functions ran once settled")
+        if ran == 0:
+            raise RuntimeError("callgrind on the real path counted nothing")
+        return calls
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -910,8 +967,9 @@ def main() -> None:
         if args.profiled_slimplay and os.geteuid() == 0:
             for name, count in real_path_profile(args, progress).items():
                 profiled_playing[name] = profiled_playing.get(name, 0) + count - profiled_start.get(name, 0)
+        steady = real_path_callgrind(args, progress) if os.geteuid() == 0 else {}
         names, hot_count, cold_count = link_order(Path(args.slimplay), start, playing, profiled_start,
-                                                  profiled_playing)
+                                                  profiled_playing, steady)
         args.link_order.write_text("".join(f"{name}\n" for name in names))
         progress(f"{hot_count} functions that run while playing, then {cold_count} others, written to "
                  f"{args.link_order}")

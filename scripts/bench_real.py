@@ -248,6 +248,10 @@ class PacedFileServer:
 # --- players --------------------------------------------------------------------------------------
 
 
+# What slimplay announces for `-o -` (PlayerRuntime.maximumSampleRate).
+STDOUT_MAX_RATE = 384_000
+
+
 @dataclass(frozen=True)
 class PlayerSpec:
     key: str
@@ -261,7 +265,10 @@ class PlayerSpec:
         common = ["-s", TAP_ADDR, "-m", self.mac, "-n", f"bench {self.key}", "-o", "-", "-a", str(out_bits)]
         if self.slimplay:
             return [self.binary, *common, "--state-dir", str(state_dir)]
-        return [self.binary, *common]
+        # squeezelite's stdout output announces MaxSampleRate=44100 unless told otherwise, and LMS
+        # then resamples a 96 kHz album for it: the same ceiling slimplay announces for stdout keeps
+        # the three on the same stream.
+        return [self.binary, *common, "-r", str(STDOUT_MAX_RATE)]
 
 
 @dataclass
@@ -403,6 +410,7 @@ class RealPathBench:
         self.radio_server: PacedFileServer | None = None
         self.counter = 0
         self.prefix = ["setpriv", f"--reuid={PLAYER_USER}", "--regid=nogroup", "--clear-groups"]
+        self.register_timeout = 20.0
 
     def __enter__(self) -> RealPathBench:
         self.progress("making the bench's albums (Debian's sox, flac, lame)")
@@ -511,7 +519,7 @@ class RealPathBench:
             for spec in order:
                 running = self.start_player(spec, album)
                 runnings.append(running)
-                hello[spec.key] = self.register(running)
+                hello[spec.key] = self.register(running, self.register_timeout)
                 self.queue(spec.mac, album)
             play_sent: dict[str, float] = {}
             for running in runnings:

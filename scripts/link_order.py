@@ -10,19 +10,24 @@ from pathlib import Path
 
 
 def link_order(binary: Path, start: dict[str, int], playing: dict[str, int], profiled_start: dict[str, int],
-               profiled_playing: dict[str, int]) -> tuple[list[str], int, int]:
+               profiled_playing: dict[str, int], steady: dict[str, int] | None = None) -> tuple[list[str], int, int]:
     """The names to write, with how many run while playing and how many only at start-up.
     `start`/`playing`: callgrind call counts (playing ones less what start-up alone calls);
-    `profiled_*`: the instrumented build's entry counts, every function it can count included."""
+    `profiled_*`: the instrumented build's entry counts, every function it can count included;
+    `steady`: callgrind call counts of the release build on the real path once settled (after it
+    dropped its start-up code): these come first of all, as they are what stays resident."""
     defined = set(subprocess.run(["nm", "--defined-only", "--format=just-symbols", str(binary)],
                                  capture_output=True, text=True, check=True).stdout.split())
     shared = names_in_shared_sections(binary)
+    steady = steady or {}
     # What runs while playing (called more often than start-up alone calls it), most called
     # first, then start-up: the kernel maps code in 64 KB blocks, so code that runs together
     # should lie together. Callgrind counts every function, the runtime's too, but in slow
     # motion; the instrumented build sees the paths taken at full speed (Swift functions
     # only, with their partial-apply thunks and merged copies).
-    hot = sorted((n for n, c in playing.items() if c > 0 and n in defined), key=lambda n: (-playing[n], n))
+    hot = sorted((n for n, c in steady.items() if c > 0 and n in defined), key=lambda n: (-steady[n], n))
+    hot += sorted((n for n, c in playing.items() if c > 0 and n in defined and steady.get(n, 0) <= 0),
+                  key=lambda n: (-playing[n], n))
     chosen = set(hot)
 
     def add(names: list[str]) -> None:

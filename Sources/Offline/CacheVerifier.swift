@@ -6,30 +6,44 @@ import Support
   import Glibc
 #endif
 
-/// Whether a downloaded file really is audio our decoders can play: the first part of it is run
-/// through the decoder until it has produced frames.
+/// Whether a downloaded file really is audio our decoders can play: the file is run through the
+/// decoder, a small window at a time, until it has produced frames (or `probeBytes` were read).
+/// The buffers are small on purpose: they are allocated for each download, and large temporary
+/// allocations make the allocator keep memory resident afterwards.
 enum CacheVerifier {
-  static func decodes(path: String, codec: Codec, probeBytes: Int = 512 * 1024) -> Bool {
+  static func decodes(path: String, codec: Codec, probeBytes: Int = 16 << 20) -> Bool {
     guard let decoder = try? DecoderFactory.make(codec: codec) else { return false }
-    let input = StreamInput(capacity: probeBytes)
-    let output = FrameOutput(capacityFrames: 65536)
+    let input = StreamInput(capacity: 64 * 1024)
+    let output = FrameOutput(capacityFrames: max(8192, decoder.minimumFreeFrames))
     output.beginTrack(id: 1)
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return false }
     defer { close(fd) }
-    while input.ring.space > 0 {
-      let region = input.ring.writableRegion()
-      guard case .success(let n) = POSIXIO.read(fd, into: region.baseAddress, count: region.count), n > 0 else {
-        break
+    var read = 0
+    /// Tops the window up from the file; marks the input ended at the end of the file or the probe.
+    func refill() {
+      while !input.hasEnded, input.ring.space > 0 {
+        let region = input.ring.writableRegion()
+        let wanted = min(region.count, probeBytes - read)
+        guard wanted > 0, case .success(let n) = POSIXIO.read(fd, into: region.baseAddress, count: wanted), n > 0
+        else {
+          input.markEnded()
+          return
+        }
+        input.ring.commitWrite(n)
+        read += n
       }
-      input.ring.commitWrite(n)
     }
-    input.markEnded()
+    refill()
     for _ in 0..<10_000 {
       if output.ring.totalWritten > 0 { return true }
       if output.freeFrames < decoder.minimumFreeFrames { output.ring.discardAll() }
       guard let progress = try? decoder.decode(from: input, to: output) else { return false }
-      if progress != .decoded { return output.ring.totalWritten > 0 }
+      switch progress {
+      case .decoded: continue
+      case .needsInput where !input.hasEnded: refill()
+      default: return output.ring.totalWritten > 0
+      }
     }
     return false
   }

@@ -36,6 +36,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   public var powerChanged: ((Bool) -> Void)?
   /// Called once, on the control loop, when the first track of the process starts to be heard.
   public var firstTrackStarted: (() -> Void)?
+  /// Called once, on the control loop, when the server first asks for a stream (before it opens).
+  public var firstStreamRequested: (() -> Void)?
   public let maximumSampleRate: Int
   let eventLoop: any EventLoop
   let logger: Logger
@@ -170,6 +172,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   }
 
   private func start(_ command: StreamCommand) {
+    if let first = firstStreamRequested {
+      firstStreamRequested = nil
+      first()
+    }
     reporter?.report(.flushed)
     if pipeline.sourceIsOpen || input.ring.fill > 0 {
       // A new stream replaces one that is still arriving: its bytes are of no use now.

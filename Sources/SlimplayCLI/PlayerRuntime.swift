@@ -144,15 +144,22 @@ struct PlayerRuntime {
         logger.debug("released \(bytes >> 10) KB of code and constants used to start playing")
       }
     }
-    client.start()
     // Start-up runs code never needed again (argument parsing, set-up), and the kernel maps code
     // in 64 KB blocks around each page used; loading the libraries reads their symbol tables once.
     // Once running, drop the code and constants of the program and its libraries from this
-    // process, so only what is used from then on comes back (from the page cache).
-    loop.scheduleTask(in: .seconds(2)) {
+    // process, so only what is used from then on comes back (from the page cache): 2 s after the
+    // start, or when the server first asks for a stream if that is sooner, so that start-up's
+    // pages are gone before the buffers fill.
+    let startUpReleased = NIOLoopBoundBox.makeBoxSendingValue(false, eventLoop: loop)
+    let releaseStartUp: @Sendable () -> Void = {
+      guard !startUpReleased.value else { return }
+      startUpReleased.value = true
       let bytes = slimplay_release_program_pages()
       logger.debug("released \(bytes >> 10) KB of start-up code and constants")
     }
+    streamingEngine.firstStreamRequested = releaseStartUp
+    client.start()
+    loop.scheduleTask(in: .seconds(2)) { releaseStartUp() }
     let number = ShutdownSignals.next()
     logger.notice("signal \(number): shutting down")
     loop.execute {

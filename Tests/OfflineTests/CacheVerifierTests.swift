@@ -1,0 +1,87 @@
+import Support
+import Testing
+
+@testable import Offline
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Runs `command` with /bin/sh in `folder`; true when it exits 0.
+private func run(_ command: String, in folder: String) -> Bool {
+  let arguments = ["/bin/sh", "-c", "cd '\(folder)' && " + command]
+  let environment = ["PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "LC_ALL=C"]
+  var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+  var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
+  defer {
+    for p in argv { free(p) }
+    for p in envp { free(p) }
+  }
+  var pid: pid_t = 0
+  guard posix_spawn(&pid, "/bin/sh", nil, nil, &argv, &envp) == 0 else { return false }
+  var status: Int32 = 0
+  while waitpid(pid, &status, 0) < 0 {
+    if errno != EINTR { return false }
+  }
+  return status == 0
+}
+
+private func temporaryFolder() -> String {
+  var template = Array("/tmp/slimplay-verifier-test-XXXXXX".utf8CString)
+  return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+}
+
+/// Real files from Debian's encoders, checked as a finished download is.
+@Suite struct CacheVerifierTests {
+  private let folder = temporaryFolder()
+
+  private func flac(seconds: Double = 1, pictureBytes: Int = 0) -> String {
+    #expect(run("sox -n -r 96000 -c 2 -b 24 x.wav synth \(seconds) sine 440 pinknoise vol 0.3", in: folder))
+    #expect(run("flac -s -f -o x.flac x.wav", in: folder))
+    if pictureBytes > 0 {
+      #expect(run("head -c \(pictureBytes) /dev/urandom > cover.jpg", in: folder))
+      #expect(run("metaflac --import-picture-from='3|image/jpeg||600x600x24|cover.jpg' x.flac", in: folder))
+    }
+    return folder + "/x.flac"
+  }
+
+  @Test func aFLACFilePasses() {
+    #expect(CacheVerifier.decodes(path: flac(), codec: .flac))
+    _ = run("rm -rf '\(folder)'", in: "/")
+  }
+
+  /// Cover art far larger than the verifier's window (and than its old whole-file probe) sits in
+  /// front of the first audio frame: the metadata is read through, a window at a time.
+  @Test func aFLACFileWithLargeCoverArtPasses() {
+    let path = flac(pictureBytes: 1_500_000)
+    #expect(CacheVerifier.decodes(path: path, codec: .flac))
+    _ = run("rm -rf '\(folder)'", in: "/")
+  }
+
+  @Test func anMP3FilePasses() {
+    #expect(run("sox -n -r 44100 -c 2 -b 16 x.wav synth 1 sine 440 vol 0.3", in: folder))
+    #expect(run("lame --quiet -b 192 x.wav x.mp3", in: folder))
+    #expect(CacheVerifier.decodes(path: folder + "/x.mp3", codec: .mp3))
+    _ = run("rm -rf '\(folder)'", in: "/")
+  }
+
+  @Test func noiseIsNotAudio() {
+    #expect(run("head -c 300000 /dev/urandom > noise.flac", in: folder))
+    #expect(!CacheVerifier.decodes(path: folder + "/noise.flac", codec: .flac))
+    _ = run("rm -rf '\(folder)'", in: "/")
+  }
+
+  /// A download cut inside the metadata has no frame to find.
+  @Test func aFileCutBeforeItsFirstFrameIsNotAudio() {
+    let path = flac(pictureBytes: 200_000)
+    #expect(run("head -c 100000 x.flac > cut.flac", in: folder))
+    #expect(!CacheVerifier.decodes(path: folder + "/cut.flac", codec: .flac))
+    _ = path
+    _ = run("rm -rf '\(folder)'", in: "/")
+  }
+
+  @Test func aMissingFileIsNotAudio() {
+    #expect(!CacheVerifier.decodes(path: folder + "/absent.flac", codec: .flac))
+    _ = run("rm -rf '\(folder)'", in: "/")
+  }
+}

@@ -137,7 +137,7 @@ let package = Package(
       swiftSettings: strict),
 
     .executableTarget(
-      name: "slimplay", dependencies: ["SlimplayCLI"], exclude: ["link-order.txt", "layout.ld"], swiftSettings: strict,
+      name: "slimplay", dependencies: ["CSupport", "SlimplayCLI"], exclude: ["link-order.txt", "layout.ld"], swiftSettings: strict,
       linkerSettings: [
         // Resident memory is mostly code. The static runtime's link arguments export every
         // symbol, and a position-independent binary carries a relocation per pointer: the loader

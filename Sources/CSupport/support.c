@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
+#include <malloc.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -128,6 +129,11 @@ static int release_read_only_segments(struct dl_phdr_info *info, size_t size, vo
     if (end > start && madvise((void *)start, end - start, MADV_DONTNEED) == 0) *released += (long)(end - start);
   }
   return 0;
+}
+
+void slimplay_tune_allocator(void) {
+  mallopt(M_ARENA_MAX, 1);
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 }
 
 long slimplay_release_program_pages(void) {

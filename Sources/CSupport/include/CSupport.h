@@ -36,6 +36,13 @@ long slimplay_drain_pipe(int fd);
 /// bytes; anything past that stays in the pipe). Returns the bytes taken, or -errno.
 long slimplay_take_back_pipe(int fd, void *buffer, long capacity);
 
+/// Sets glibc's allocator up for a small resident footprint; call before any thread starts.
+/// One arena for every thread (nothing on the realtime path allocates, so there is no contention
+/// to spread), and a fixed 128 KiB threshold above which blocks are mapped on their own and
+/// returned when freed. 128 KiB is glibc's starting value; fixed, it no longer rises after the
+/// first large free, which would leave later large temporary buffers resident in the arena.
+void slimplay_tune_allocator(void);
+
 /// Unmaps the pages of the read-only segments (code, constants) of the program and of every
 /// library it loaded from this process; they fault back from the page cache when next used.
 /// Objects with text relocations and the vDSO are left alone. Returns the bytes covered.

@@ -158,10 +158,12 @@ let package = Package(
 
     .testTarget(name: "AudioOutputTests", dependencies: ["AudioOutput"], swiftSettings: strict),
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
-    .testTarget(name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Support"], swiftSettings: strict),
+    .testTarget(
+      name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Support", "TestSupport"],
+      swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
-    // Helpers the in-process engine tests share: a loopback HTTP server, polling with a limit.
+    // Helpers the tests share: a loopback HTTP server, polling with a limit, running shell tools.
     .target(
       name: "TestSupport",
       dependencies: [
@@ -195,7 +197,8 @@ let package = Package(
       dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],
       swiftSettings: strict),
     .testTarget(
-      name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection", "Support"], swiftSettings: strict),
+      name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection", "Support", "TestSupport"],
+      swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",
       dependencies: ["SlimConnection", "SlimProto", "Support"],

@@ -1,4 +1,5 @@
 import Support
+import TestSupport
 import Testing
 
 @testable import Offline
@@ -7,23 +8,9 @@ import Testing
   import Glibc
 #endif
 
-/// Runs `command` with /bin/sh in `folder`; true when it exits 0.
+/// Runs `command` in `folder`; true when it exits 0.
 private func run(_ command: String, in folder: String) -> Bool {
-  let arguments = ["/bin/sh", "-c", "cd '\(folder)' && " + command]
-  let environment = ["PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "LC_ALL=C"]
-  var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-  var envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) } + [nil]
-  defer {
-    for p in argv { free(p) }
-    for p in envp { free(p) }
-  }
-  var pid: pid_t = 0
-  guard posix_spawn(&pid, "/bin/sh", nil, nil, &argv, &envp) == 0 else { return false }
-  var status: Int32 = 0
-  while waitpid(pid, &status, 0) < 0 {
-    if errno != EINTR { return false }
-  }
-  return status == 0
+  shell("cd '\(folder)' && " + command) == 0
 }
 
 private func temporaryFolder() -> String {

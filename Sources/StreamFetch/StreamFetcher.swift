@@ -67,8 +67,9 @@ public final class StreamFetcher: @unchecked Sendable {
       .connectTimeout(configuration.connectTimeout)
       .channelOption(.autoRead, value: false)
       .channelOption(.maxMessagesPerRead, value: 1)
-      // A file arrives at LAN speed: each read is a trip through the event loop and the
-      // pipeline, so fewer, larger reads cost less (a stream at play speed reads what is there).
+      // A file arrives at LAN speed and each read is a trip through the event loop and the
+      // pipeline: up to 64 KiB per read (a stream at play speed reads what is there). On loopback
+      // the event loop's CPU barely changed from 16 KiB; the syscalls are a quarter.
       .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024))
       .channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }

@@ -471,11 +471,7 @@ class Bench:
 
     def start_under_callgrind(self, out: Path, out_bits: int, options: list[str] | None = None) -> dict:
         """slimplay under callgrind, `-o -` into an unpaced reader."""
-        # Valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes: run a copy without
-        # debug information (same code, symbols kept).
-        binary = self.work / "slimplay.nodebug"
-        if not binary.exists():
-            run("strip", "--strip-debug", "-o", str(binary), self.args.slimplay)
+        binary = without_debug_information(Path(self.args.slimplay), self.work)
         # Fair scheduling: valgrind runs one thread at a time, and by default a thread that spins
         # can keep the others from ever running.
         valgrind = ["valgrind", "--tool=callgrind", "--fair-sched=yes", *(options or []),
@@ -647,6 +643,15 @@ def real_path_profile(args: argparse.Namespace, progress) -> dict[str, int]:  # 
         shutil.rmtree(work, ignore_errors=True)
 
 
+def without_debug_information(binary: Path, folder: Path) -> Path:
+    """A copy of `binary` in `folder` without debug information (same code, symbols kept):
+    valgrind 3.19 cannot read the DWARF 5 the Swift toolchain writes."""
+    copy = folder / f"{binary.name}.nodebug"
+    if not copy.exists():
+        run("strip", "--strip-debug", "-o", str(copy), str(binary))
+    return copy
+
+
 def callgrind_calls(out: Path) -> dict[str, int]:
     """Each function in a callgrind output file (`--demangle=no`), with how often it was called."""
     # Names are compressed: "(id) name" the first time, "(id)" after.
@@ -675,8 +680,7 @@ def real_path_callgrind(args: argparse.Namespace, progress, settle: float = 30) 
     stays resident."""
     work = Path(tempfile.mkdtemp(prefix="slimplay-callgrind-real-"))
     os.chmod(work, 0o777)
-    binary = work / "slimplay.nodebug"  # valgrind 3.19 cannot read the toolchain's DWARF 5
-    run("strip", "--strip-debug", "-o", str(binary), args.slimplay)
+    binary = without_debug_information(Path(args.slimplay), work)
     wrapper = work / "slimplay-under-callgrind"
     wrapper.write_text("#!/bin/sh\nexec valgrind --tool=callgrind --fair-sched=yes --demangle=no --dump-instr=no "
                        f"--dump-line=no --callgrind-out-file={work}/callgrind.%p.out {binary} \"$@\"\n")

@@ -193,25 +193,35 @@ final class KeptAliveConnection {
     case .idle(let current, _) where current === channel:
       state = .closed
       advance()
-    case .exchanging(let current, _, var exchange) where current === channel:
-      // A kept connection the server closed just as this request went out: the request never
-      // reached it, so it goes again once, on a new connection.
-      if exchange.reused && exchange.head == nil && !exchange.request.resent {
-        exchange.deadline?.cancel()
-        exchange.request.resent = true
-        state = .closed
-        queue.insert(exchange.request, at: 0)
-        advance()
-      } else {
-        abandon(channel, .closedEarly)
-      }
+    case .exchanging(let current, _, _) where current === channel:
+      if !resendAfterDrop(on: channel) { abandon(channel, .closedEarly) }
     default:
       break
     }
   }
 
   fileprivate func failed(_ channel: any Channel, _ error: any Error) {
-    abandon(channel, .cannotConnect("\(error)"))
+    // A reset is the same drop as a close, only noisier.
+    if resendAfterDrop(on: channel) {
+      channel.close(promise: nil)
+    } else {
+      abandon(channel, .cannotConnect("\(error)"))
+    }
+  }
+
+  /// A kept connection the server dropped (closed or reset) just as a request went out on it: the
+  /// request never reached the server, so it goes again, once, on a new connection. False when
+  /// that does not apply (a new connection, a response begun, a request already resent).
+  private func resendAfterDrop(on channel: any Channel) -> Bool {
+    guard case .exchanging(let current, _, var exchange) = state, current === channel,
+      exchange.reused, exchange.head == nil, !exchange.request.resent
+    else { return false }
+    exchange.deadline?.cancel()
+    exchange.request.resent = true
+    state = .closed
+    queue.insert(exchange.request, at: 0)
+    advance()
+    return true
   }
 
   private func abandon(_ channel: any Channel, _ error: HTTPExchangeError) {

@@ -18,9 +18,12 @@ private func temporaryFolder() -> String {
   return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
 }
 
-/// Real files from Debian's encoders, checked as a finished download is.
-@Suite struct CacheVerifierTests {
+/// Real files from Debian's encoders, checked as a finished download is. Each test has a folder
+/// of its own, removed with it.
+@Suite final class CacheVerifierTests {
   private let folder = temporaryFolder()
+
+  deinit { shell("rm -rf '\(folder)'") }
 
   private func flac(seconds: Double = 1, pictureBytes: Int = 0) -> String {
     #expect(run("sox -n -r 96000 -c 2 -b 24 x.wav synth \(seconds) sine 440 pinknoise vol 0.3", in: folder))
@@ -34,7 +37,6 @@ private func temporaryFolder() -> String {
 
   @Test func aFLACFilePasses() {
     #expect(CacheVerifier.decodes(path: flac(), codec: .flac))
-    _ = run("rm -rf '\(folder)'", in: "/")
   }
 
   /// Cover art far larger than the verifier's window (and than its old whole-file probe) sits in
@@ -42,33 +44,27 @@ private func temporaryFolder() -> String {
   @Test func aFLACFileWithLargeCoverArtPasses() {
     let path = flac(pictureBytes: 1_500_000)
     #expect(CacheVerifier.decodes(path: path, codec: .flac))
-    _ = run("rm -rf '\(folder)'", in: "/")
   }
 
   @Test func anMP3FilePasses() {
     #expect(run("sox -n -r 44100 -c 2 -b 16 x.wav synth 1 sine 440 vol 0.3", in: folder))
     #expect(run("lame --quiet -b 192 x.wav x.mp3", in: folder))
     #expect(CacheVerifier.decodes(path: folder + "/x.mp3", codec: .mp3))
-    _ = run("rm -rf '\(folder)'", in: "/")
   }
 
   @Test func noiseIsNotAudio() {
     #expect(run("head -c 300000 /dev/urandom > noise.flac", in: folder))
     #expect(!CacheVerifier.decodes(path: folder + "/noise.flac", codec: .flac))
-    _ = run("rm -rf '\(folder)'", in: "/")
   }
 
   /// A download cut inside the metadata has no frame to find.
   @Test func aFileCutBeforeItsFirstFrameIsNotAudio() {
-    let path = flac(pictureBytes: 200_000)
+    _ = flac(pictureBytes: 200_000)
     #expect(run("head -c 100000 x.flac > cut.flac", in: folder))
     #expect(!CacheVerifier.decodes(path: folder + "/cut.flac", codec: .flac))
-    _ = path
-    _ = run("rm -rf '\(folder)'", in: "/")
   }
 
   @Test func aMissingFileIsNotAudio() {
     #expect(!CacheVerifier.decodes(path: folder + "/absent.flac", codec: .flac))
-    _ = run("rm -rf '\(folder)'", in: "/")
   }
 }

@@ -201,7 +201,10 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",
-      dependencies: ["SlimConnection", "SlimProto", "Support"],
+      dependencies: [
+        "SlimConnection", "SlimProto", "Support", .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+      ],
       swiftSettings: strict),
     .testTarget(
       name: "SlimplayCLITests",

@@ -79,6 +79,17 @@ public final class FrameOutput: @unchecked Sendable {
     skipAdvancesPosition = false
   }
 
+  /// Decoder thread: the next committed frames continue an earlier track, after a later one was
+  /// begun and dropped: its first `committedFrames` frames, in `format`, were committed (its
+  /// boundary stands) and are skipped from the new source, which starts at the track's beginning.
+  public func resumeTrack(id: Int, committedFrames: Int, format: AudioFormat) {
+    trackID = id
+    publishedFormat = format
+    skipRemaining = max(0, committedFrames)
+    skipAdvancesPosition = false
+    committedInTrack.store(committedFrames, ordering: .releasing)
+  }
+
   /// The track the decoder last began (decoder thread writes; read after its events).
   public var currentTrackID: Int { trackID }
 

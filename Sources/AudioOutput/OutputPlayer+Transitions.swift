@@ -74,4 +74,37 @@ extension OutputPlayer {
     return true
   }
 
+  /// A boundary reached: the new track's treatment, its fade-in, and its start announced (once;
+  /// a crossfaded track was announced when its first frames were mixed in).
+  func beginTrack(_ boundary: TrackBoundary) {
+    guard boundary.isNewTrack else { return }
+    let wasPlaying = trackID >= 0
+    treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
+    gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+    trackID = boundary.trackID
+    trackStartFrame = boundary.frame
+    plan = nil
+    fadeIn = nil
+    if let crossfade = crossfading, crossfade.trackID == boundary.trackID {
+      // Its first frames were already heard, mixed into the end of the previous track.
+      // The frames after the boundary that were mixed in are consumed without being counted again.
+      crossfading = nil
+      output.ring.commitRead(crossfade.frames * OutputFrames.bytesPerFrame)
+      wakeDecoderIfRoom()
+      return
+    }
+    let transition = treatment.transition
+    let rate = boundary.format.sampleRate
+    switch transition.kind {
+    case .fadeIn: fadeIn = (boundary.frame, transition.seconds * rate)
+    case .fadeOutIn: fadeIn = (boundary.frame, transition.seconds * rate / 2)
+    // A crossfade with nothing before it, or one that could not happen, fades in instead.
+    case .crossfade: fadeIn = (boundary.frame, wasPlaying ? 0 : transition.seconds * rate)
+    case .none, .fadeOut: break
+    }
+    if fadeIn?.frames == 0 { fadeIn = nil }
+    framesPlayed = 0
+    publish(running: true)
+    onEvent(.trackStarted(trackID: boundary.trackID))
+  }
 }

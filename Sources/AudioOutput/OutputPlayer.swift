@@ -82,8 +82,8 @@ public final class OutputPlayer: @unchecked Sendable {
 
   // Output-thread state.
   private var state = RunState.stopped
-  private var volume: (left: UInt32, right: UInt32) = (GainStage.unity, GainStage.unity)
-  private var treatment = TrackTreatment()
+  var volume: (left: UInt32, right: UInt32) = (GainStage.unity, GainStage.unity)
+  var treatment = TrackTreatment()
   var gains = ChannelGains.unity
   /// Per-track treatment, registered by the engine before the track's frames can arrive.
   let treatments = Mutex<[Int: TrackTreatment]>([:])
@@ -93,7 +93,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// The output ring frame at which the current track began.
   var trackStartFrame = 0
   var trackID = -1
-  private var reportedDry = false
+  private var supply = OutputSupply()
   /// While the output has run dry: how many bytes must be buffered before a commit wakes it (0:
   /// any commit does). When the decoder is the bottleneck (a fast reader on `-o -`, a stream that
   /// arrives at play speed), resuming from a write's worth instead of from every decoded block
@@ -111,7 +111,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// The transition planned into the next boundary, computed once per boundary.
   var plan: TransitionPlan?
   /// A fade-in running at the start of the current track: (first frame, length).
-  private var fadeIn: (start: Int, frames: Int)?
+  var fadeIn: (start: Int, frames: Int)?
   /// The track whose crossfade has begun (its start was already announced).
   var crossfading: (trackID: Int, frames: Int)?
 
@@ -159,7 +159,7 @@ public final class OutputPlayer: @unchecked Sendable {
 
   private func run() {
     while applyRequests() {
-      if state != .running || reportedDry { closeDeviceIfIdle() }
+      if state != .running || supply.isDry { closeDeviceIfIdle() }
       switch state {
       case .stopped, .paused:
         wakeup.wait(timeoutMilliseconds: 1000)
@@ -201,7 +201,7 @@ public final class OutputPlayer: @unchecked Sendable {
       skipFrames = 0
       framesPlayed = 0
       trackID = -1
-      reportedDry = false
+      supply.framesArrived()
       plan = nil
       fadeIn = nil
       crossfading = nil
@@ -222,7 +222,7 @@ public final class OutputPlayer: @unchecked Sendable {
         // Already playing (a prefetched track): it starts when the output reaches it.
       } else {
         state = .waiting(start)
-        reportedDry = false
+        supply.framesArrived()
       }
     }
     let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
@@ -294,15 +294,29 @@ public final class OutputPlayer: @unchecked Sendable {
       return
     }
     guard frames > 0 else {
-      // Empty only counts once the device has played what it holds.
-      if !reportedDry, device.isOpen {
-        device.playOutQueued()
-        publish(running: true)
-        if output.ring.fill > 0 || output.boundaries.peek() != nil { return }
-      }
-      if !reportedDry {
-        reportedDry = true
+      let queued = device.isOpen ? device.delayFrames() : 0
+      let action = supply.ringEmpty(
+        queuedFrames: queued, chunkFrames: device.chunkFrames, sampleRate: device.sampleRate,
+        now: MonotonicClock.nanoseconds())
+      switch action {
+      case .wait(let milliseconds):
+        // The device still holds audio: the decoder's next frames are worth waiting for.
+        wakeup.wait(timeoutMilliseconds: milliseconds) { output.ring.fill == 0 && output.boundaries.peek() == nil }
+        return
+      case .playOut:
+        // Empty only counts once the device has played what it holds.
+        if device.isOpen {
+          device.playOutQueued()
+          publish(running: true)
+          if output.ring.fill > 0 || output.boundaries.peek() != nil {
+            supply.framesArrived()
+            return
+          }
+        }
+        supply.ranDry()
         onEvent(.ranDry)
+      case .stayDry:
+        break
       }
       let resumeBytes = min(Self.dryResumeFrames * OutputFrames.bytesPerFrame, output.ring.capacity / 2)
       dryWakeBytes.store(resumeBytes, ordering: .releasing)
@@ -310,7 +324,7 @@ public final class OutputPlayer: @unchecked Sendable {
       dryWakeBytes.store(0, ordering: .releasing)
       return
     }
-    reportedDry = false
+    supply.framesArrived()
     guard device.isOpen || ensureOpen(rate: device.sampleRate) else { return }
     let samples = UnsafeMutableBufferPointer(
       start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
@@ -336,38 +350,6 @@ public final class OutputPlayer: @unchecked Sendable {
     framesPlayed += frames
     publish(running: true)
     wakeDecoderIfRoom()
-  }
-
-  private func beginTrack(_ boundary: TrackBoundary) {
-    guard boundary.isNewTrack else { return }
-    let wasPlaying = trackID >= 0
-    treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
-    gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
-    trackID = boundary.trackID
-    trackStartFrame = boundary.frame
-    plan = nil
-    fadeIn = nil
-    if let crossfade = crossfading, crossfade.trackID == boundary.trackID {
-      // Its first frames were already heard, mixed into the end of the previous track.
-      // The frames after the boundary that were mixed in are consumed without being counted again.
-      crossfading = nil
-      output.ring.commitRead(crossfade.frames * OutputFrames.bytesPerFrame)
-      wakeDecoderIfRoom()
-      return
-    }
-    let transition = treatment.transition
-    let rate = boundary.format.sampleRate
-    switch transition.kind {
-    case .fadeIn: fadeIn = (boundary.frame, transition.seconds * rate)
-    case .fadeOutIn: fadeIn = (boundary.frame, transition.seconds * rate / 2)
-    // A crossfade with nothing before it, or one that could not happen, fades in instead.
-    case .crossfade: fadeIn = (boundary.frame, wasPlaying ? 0 : transition.seconds * rate)
-    case .none, .fadeOut: break
-    }
-    if fadeIn?.frames == 0 { fadeIn = nil }
-    framesPlayed = 0
-    publish(running: true)
-    onEvent(.trackStarted(trackID: boundary.trackID))
   }
 
   /// Wakes the decoder only when there is room worth filling (a quarter of the ring): one

@@ -142,6 +142,10 @@ long slimplay_release_program_pages(void) {
   return released;
 }
 
+int slimplay_release_free_heap(void) {
+  return malloc_trim(0);
+}
+
 #include <errno.h>
 #include <time.h>
 

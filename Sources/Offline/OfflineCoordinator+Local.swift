@@ -18,7 +18,7 @@ extension OfflineCoordinator {
     let path = configuration.savedPlaybackPath
     if let path { _ = FileIO.makeDirectories(FileIO.directoryName(of: path)) }
     let saved = path.flatMap(SavedPlayback.load(from:))
-    saveTask = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+    saveTask = AlignedTick(on: eventLoop, every: .seconds(1)) { [weak self] in
       guard let self else { return }
       // The second it stops playing, where it stopped is saved.
       let playing = engine.isPlaying
@@ -72,7 +72,7 @@ extension OfflineCoordinator {
   }
 
   /// Nanoseconds between saves of a position that only moved on.
-  static let positionSaveInterval: UInt64 = 5_000_000_000
+  static let positionSaveInterval: UInt64 = 15_000_000_000
 
   private func resume(_ saved: SavedPlayback) {
     serverIdentity = saved.server

@@ -60,10 +60,12 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   /// The server the cache keys belong to (kept while it is away).
   var serverIdentity: String?
   var resyncTimeout: Scheduled<Void>?
-  var saveTask: RepeatedTask?
+  var saveTask: AlignedTick?
   var lastSaved: SavedPlayback?
   var lastSavedAt: UInt64 = 0
   var wasPlaying = false
+  /// How long the server's next track is overdue (the starving rule of `ServerLiveness`).
+  var nextTrackWait = NextTrackWait()
   var localVolumeSetting: Int?
   private var shuttingDown = false
 
@@ -82,7 +84,9 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     engine.reporter = self
     engine.observer = self
     poller.observe { [unowned self] status in
-      perform(machine.statusPolled(status, facts: facts()))
+      var facts = facts()
+      if let heard = facts.heard, describesTheTrackBefore(status, heard: heard) { facts.heard = nil }
+      perform(machine.statusPolled(status, facts: facts))
     }
   }
 
@@ -98,7 +102,22 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   // MARK: PlaybackEngine (from the session)
 
   public var maximumSampleRate: Int { engine.maximumSampleRate }
-  public var streamHealth: StreamHealth { engine.streamHealth }
+  public var streamHealth: StreamHealth {
+    var health = engine.streamHealth
+    guard machine.state == .online else { return health }
+    // Looked up only while the player waits on the server: this is asked twice a second.
+    if health.stalledSeconds != nil, let source = engine.decodingSource, !source.fromCache,
+      let track = machine.queueTrack(of: source.trackID)
+    {
+      health.cacheCanContinue = hasUsableCopy(track)
+    } else if health.playingWithoutStream, let wait = nextTrackWait.overdue(now: MonotonicClock.nanoseconds()),
+      let next = machine.queueTrack(after: wait.after)
+    {
+      health.waitingForNextTrackSeconds = wait.seconds
+      health.cacheCanContinue = hasUsableCopy(next)
+    }
+    return health
+  }
 
   public func handle(_ message: ServerMessage) {
     if case .stream(let command) = message {
@@ -116,7 +135,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   public func serverConnectionChanged(_ isConnected: Bool) {
     guard !shuttingDown else { return }
-    perform(machine.connectionChanged(up: isConnected, facts: facts(), isCached: hasUsableCopy))
+    let facts = isConnected ? facts() : handoffFacts()
+    perform(machine.connectionChanged(up: isConnected, facts: facts, isCached: hasUsableCopy))
   }
 
   /// The process is exiting: where playback is gets saved (to resume from after a restart
@@ -144,9 +164,13 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   public func trackCreated(_ id: Int) { machine.trackCreated(id, facts: facts()) }
 
-  public func trackStarted(_ id: Int) { perform(machine.trackStarted(id)) }
+  public func trackStarted(_ id: Int) {
+    nextTrackWait.trackStarted(id, at: MonotonicClock.nanoseconds())
+    perform(machine.trackStarted(id))
+  }
 
   public func trackDecoded(_ id: Int) {
+    nextTrackWait.trackDecoded(id, at: MonotonicClock.nanoseconds())
     perform(machine.trackDecoded(id, cutShort: isCutShort(id), isCached: hasUsableCopy))
   }
 
@@ -187,6 +211,41 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     else { return false }
     let expected = Int((duration - placement.startSeconds) * Double(rate))
     return last.frames + rate / 10 < expected
+  }
+
+  /// LMS moves its current entry when the player's STMs reaches it; after a partition a new HTTP
+  /// connection can beat the STMs's retransmission. A status that still shows the end of the
+  /// entry before the one just started is that lag, not a misplaced track: it places nothing.
+  private func describesTheTrackBefore(_ status: LMSStatus, heard: OfflineStateMachine.EngineFacts.Heard) -> Bool {
+    guard heard.seconds < 5, let current = status.currentIndex,
+      let placement = machine.ledger.placement(of: heard.engineTrack), current == placement.queueIndex - 1,
+      let previous = machine.ledger.track(at: current), let duration = previous.duration
+    else { return false }
+    return status.time >= duration - 2
+  }
+
+  /// The facts as the server goes. A dying server's stream ends cleanly and the player asks for
+  /// the next track, so the server may have sent one or more after a track it cut: the earliest
+  /// cut track is where the cache takes over, whatever came after it.
+  func handoffFacts() -> OfflineStateMachine.EngineFacts {
+    var facts = facts()
+    if let cut = engine.trackProgress().first(where: isCut) {
+      facts.decoding = .idle
+      facts.lastDecodedTrack = cut.id
+      facts.lastDecodedCutShort = true
+    }
+    return facts
+  }
+
+  /// A server stream that ended, or failed, well short of its track's duration.
+  private func isCut(_ track: TrackProgress) -> Bool {
+    guard !track.fromCache, let frames = track.decodedFrames,
+      let placement = machine.ledger.placement(of: track.id),
+      let duration = machine.ledger.track(at: placement.queueIndex)?.duration, duration > 0.1
+    else { return false }
+    // Not one frame (a stream that ended inside its header) is cut whatever the rate.
+    guard let rate = track.sampleRate else { return frames == 0 }
+    return frames + rate / 10 < Int((duration - placement.startSeconds) * Double(rate))
   }
 
   func hasUsableCopy(_ track: QueueTrack) -> Bool { cachedSource(for: track) != nil }

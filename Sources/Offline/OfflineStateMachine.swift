@@ -330,4 +330,9 @@ public struct OfflineStateMachine: Sendable {
   func queueTrack(of engineTrack: Int) -> QueueTrack? {
     ledger.placement(of: engineTrack).flatMap { ledger.track(at: $0.queueIndex) }
   }
+
+  /// The queue entry after the one engine track `engineTrack` plays, if the ledger knows it.
+  func queueTrack(after engineTrack: Int) -> QueueTrack? {
+    ledger.placement(of: engineTrack).flatMap { ledger.track(at: $0.queueIndex + 1) }
+  }
 }

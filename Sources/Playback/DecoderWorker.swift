@@ -8,12 +8,14 @@ import Synchronization
   import Glibc
 #endif
 
-/// What the decoder thread reports (delivered through `onEvent`; the engine hops to its loop).
+/// What the decoder thread reports about job `job` (delivered through `onEvent`; the engine hops
+/// to its loop, so an event can arrive after its job was cancelled: the number tells).
 enum DecoderEvent: Equatable, Sendable {
-  case formatKnown(trackID: Int, format: AudioFormat)
-  /// Every byte of the stream was decoded and every frame committed (STMd).
-  case finished(trackID: Int)
-  case failed(trackID: Int, message: String)
+  case formatKnown(job: Int, format: AudioFormat)
+  /// Every byte of the stream was decoded and every frame committed (STMd): `frames` of the track.
+  case finished(job: Int, frames: Int)
+  /// The decoder gave up on the track after committing `frames` of it.
+  case failed(job: Int, frames: Int, message: String)
 }
 
 /// One track for the decoder thread: which codec, and the PCM parameters from `strm s`.
@@ -25,8 +27,13 @@ struct DecodeJob: Equatable, Sendable {
     /// The same track from a new source that starts at the track's beginning: skip what the
     /// old source already delivered and go on from the exact next frame.
     case continuing
+    /// An earlier track, after the decoder had begun a later one (since dropped): its first
+    /// `frames` frames, in `format`, are in the output; go on from the exact next frame.
+    case resuming(frames: Int, format: AudioFormat)
   }
 
+  /// Unique per job, so events of a cancelled job are told from those of its replacement.
+  var number: Int
   var trackID: Int
   var codec: Codec
   var pcm: PCMParameters?
@@ -157,7 +164,7 @@ final class DecoderWorker: Sendable {
     do {
       progress = try decoder.decode(from: input, to: output)
     } catch {
-      onEvent(.failed(trackID: job.trackID, message: error.description))
+      onEvent(.failed(job: job.number, frames: output.framesCommittedInTrack, message: error.description))
       current.decoder = nil
       current.job = nil
       return
@@ -166,7 +173,7 @@ final class DecoderWorker: Sendable {
     if output.ring.totalWritten != before { framesCommitted() }
     if !current.reportedFormat, let format = decoder.format {
       current.reportedFormat = true
-      onEvent(.formatKnown(trackID: job.trackID, format: format))
+      onEvent(.formatKnown(job: job.number, format: format))
     }
     switch progress {
     case .decoded:
@@ -191,7 +198,7 @@ final class DecoderWorker: Sendable {
       input.wantedFill = 0
       output.decoderWaitsForInput = false
     case .finished:
-      onEvent(.finished(trackID: job.trackID))
+      onEvent(.finished(job: job.number, frames: output.framesCommittedInTrack))
       current.decoder = nil
       current.job = nil
     }
@@ -206,9 +213,11 @@ final class DecoderWorker: Sendable {
       case .beginning: output.beginTrack(id: next.trackID)
       case .frame(let frame): output.beginTrack(id: next.trackID, startFrame: frame)
       case .continuing: output.continueTrack(skippingFrames: output.framesCommittedInTrack)
+      case .resuming(let frames, let format):
+        output.resumeTrack(id: next.trackID, committedFrames: frames, format: format)
       }
     } catch {
-      onEvent(.failed(trackID: next.trackID, message: error.description))
+      onEvent(.failed(job: next.number, frames: 0, message: error.description))
     }
   }
 }

@@ -22,13 +22,28 @@ struct PlaybackTrack {
   /// Frames into the file where playback began (a local seek), for positions.
   var startFrame = 0
   var phase = Phase.streaming
+  /// The decoder job that feeds it now; events of earlier jobs (cancelled by a reset) are stale.
+  var decodeJob: Int?
   var format: AudioFormat?
+  /// Frames the decoder committed of it once it finished or failed: where a cached copy takes
+  /// over when its stream was cut.
+  var decodedFrames: Int?
   /// STMs was sent: its first frame reached the output.
   var started = false
   /// STMl was sent (manual start only).
   var announcedLoaded = false
   /// STMo was sent (once per stream).
   var reportedUnderrun = false
+}
+
+/// One track as the offline side sees it: whether the cache feeds it, and what was decoded of it
+/// once its source ended.
+public struct TrackProgress: Equatable, Sendable {
+  public let id: Int
+  public let fromCache: Bool
+  /// Frames committed once the decoder finished or gave up; nil while it is being decoded.
+  public let decodedFrames: Int?
+  public let sampleRate: Int?
 }
 
 extension PCMCodes {

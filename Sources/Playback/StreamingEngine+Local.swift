@@ -36,7 +36,13 @@ extension StreamingEngine {
   }
 
   public var streamHealth: StreamHealth {
-    StreamHealth(stalledSeconds: streamStalledSeconds, playingWithoutStream: isPlaying && decodingSource == nil)
+    let stalled = streamStalledSeconds
+    var health = StreamHealth(stalledSeconds: stalled, playingWithoutStream: isPlaying && decodingSource == nil)
+    guard isPlaying, stalled != nil || health.playingWithoutStream else { return health }
+    // What the output holds; the stream ring may hold more, so this errs early.
+    let rate = player.currentPosition().sampleRate
+    if rate > 0 { health.secondsBuffered = Double(output.bufferedFrames) / Double(rate) }
+    return health
   }
 
   /// Ends a live stream whose server is gone; it is reported as failed (`streamFailed`).
@@ -59,17 +65,40 @@ extension StreamingEngine {
     return (id, output.framesCommittedInTrack, track.format?.sampleRate)
   }
 
-  /// Replaces the source of track `id` — the last one the decoder began, still streaming or cut
-  /// short — with `source`, a complete copy of the same file: decoding resumes at the exact frame
-  /// after the last one delivered.
+  /// What the decoder made of each track still buffered or playing, oldest first.
+  public func trackProgress() -> [TrackProgress] {
+    tracks.map {
+      TrackProgress(
+        id: $0.id, fromCache: $0.isLocal || $0.continuedFromCache, decodedFrames: $0.decodedFrames,
+        sampleRate: $0.format?.sampleRate)
+    }
+  }
+
+  /// Replaces the source of track `id` with `source`, a complete copy of the same file, and
+  /// drops every track after it: decoding resumes at the exact frame after the last one
+  /// delivered. The track may be the one being decoded, one cut short with later tracks already
+  /// begun (a dying server's stream ends cleanly and the server sends the next), or one not begun.
   @discardableResult
   public func continueTrack(_ id: Int, from source: LocalSource) -> Bool {
-    guard output.currentTrackID == id, let index = tracks.firstIndex(where: { $0.id == id }) else { return false }
-    pipeline.reset(output: .keep, reopenInput: true)
+    guard let index = tracks.firstIndex(where: { $0.id == id }) else { return false }
+    let track = tracks[index]
+    guard pipeline.reset(output: .tracks(after: id), reopenInput: true) else { return false }
+    // The decoder is idle now: its last track stands still.
+    let start: DecodeJob.Start
+    if output.currentTrackID == id {
+      start = .continuing
+    } else if output.currentTrackID < id || track.decodedFrames == 0 {
+      start = .beginning  // nothing of it reached the output
+    } else if let frames = track.decodedFrames, let format = track.format {
+      start = .resuming(frames: frames, format: format)
+    } else {
+      return false
+    }
     tracks[index].phase = .streaming
     tracks[index].continuedFromCache = true
+    tracks[index].decodedFrames = nil
     tracks.removeAll { $0.id > id }
-    worker.enqueue(DecodeJob(trackID: id, codec: source.codec, start: .continuing))
+    decode(id, codec: source.codec, start: start)
     return pipeline.openFile(path: source.path)
   }
 
@@ -87,7 +116,7 @@ extension StreamingEngine {
     let command = StreamCommand(command: .start, autostart: .automatic, format: .flac)
     tracks.append(PlaybackTrack(id: id, command: command, isLocal: true, startFrame: startFrame))
     player.setTreatment(TrackTreatment(), forTrack: id)
-    worker.enqueue(DecodeJob(trackID: id, codec: source.codec, start: startFrame > 0 ? .frame(startFrame) : .beginning))
+    decode(id, codec: source.codec, start: startFrame > 0 ? .frame(startFrame) : .beginning)
     guard pipeline.openFile(path: source.path) else {
       tracks.removeAll { $0.id == id }
       return nil

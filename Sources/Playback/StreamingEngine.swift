@@ -34,10 +34,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   public weak var observer: (any PlaybackObserver)?
   /// The server switched the player on or off (`aude`), on the control loop.
   public var powerChanged: ((Bool) -> Void)?
-  /// Called once, on the control loop, when the first track of the process starts to be heard.
-  public var firstTrackStarted: (() -> Void)?
-  /// Called once, on the control loop, when the server first asks for a stream (before it opens).
-  public var firstStreamRequested: (() -> Void)?
+  /// Called on the control loop each time a track starts to be heard.
+  public var trackStarted: (() -> Void)?
+  /// Called on the control loop each time the server asks for a stream (before it opens).
+  public var streamRequested: (() -> Void)?
   public let maximumSampleRate: Int
   let eventLoop: any EventLoop
   let logger: Logger
@@ -56,9 +56,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   var tracks: [PlaybackTrack] = []
   var nextTrackID = 1
+  private var nextDecodeJob = 1
   /// Format `?` streams wait for `codc` before their decoder can be chosen.
   var pendingCodec: (trackID: Int, codec: Codec?, pcm: PCMParameters?)?
-  private var heartbeat: RepeatedTask?
+  private var heartbeat: AlignedTick?
   var outputRunning = false
 
   public init(
@@ -109,7 +110,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       powerChanged?(enable.isPoweredOn)
     case .continueStream(let request):
       if let pending = pendingCodec, let codec = pending.codec {
-        worker.enqueue(DecodeJob(trackID: pending.trackID, codec: codec, pcm: pending.pcm))
+        decode(pending.trackID, codec: codec, pcm: pending.pcm)
         pendingCodec = nil
       }
       fetcher.releaseBody(metaInterval: Int(request.metaInterval))
@@ -172,10 +173,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   }
 
   private func start(_ command: StreamCommand) {
-    if let first = firstStreamRequested {
-      firstStreamRequested = nil
-      first()
-    }
+    streamRequested?()
     reporter?.report(.flushed)
     if pipeline.sourceIsOpen || input.ring.fill > 0 {
       // A new stream replaces one that is still arriving: its bytes are of no use now.
@@ -194,7 +192,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     if command.format == .unknown {
       pendingCodec = (id, nil, nil)
     } else if let codec = command.format.codec {
-      worker.enqueue(DecodeJob(trackID: id, codec: codec, pcm: command.pcm.decoderParameters))
+      decode(id, codec: codec, pcm: command.pcm.decoderParameters)
     } else {
       logger.error("stream format \(command.format) is not supported")
       reporter?.report(.notSupported)
@@ -235,14 +233,35 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   // MARK: Events
 
-  private func handle(_ event: DecoderEvent) {
+  /// Hands track `id` to the decoder; its events count only while this job is the track's.
+  func decode(_ id: Int, codec: Codec, pcm: PCMParameters? = nil, start: DecodeJob.Start = .beginning) {
+    let number = nextDecodeJob
+    nextDecodeJob += 1
+    update(id) { $0.decodeJob = number }
+    worker.enqueue(DecodeJob(number: number, trackID: id, codec: codec, pcm: pcm, start: start))
+  }
+
+  func handle(_ event: DecoderEvent) {
+    let job: Int
     switch event {
-    case .formatKnown(let id, let format):
+    case .formatKnown(let number, _), .finished(let number, _), .failed(let number, _, _): job = number
+    }
+    // A reset cancels the decoder's job, but what it reported just before may still be on its
+    // way: acting on it (closing the source, above all) would hit the job that replaced it.
+    guard let id = tracks.first(where: { $0.decodeJob == job })?.id else {
+      logger.debug("decoder: event of cancelled job \(job) dropped")
+      return
+    }
+    switch event {
+    case .formatKnown(_, let format):
       logger.info("track \(id): \(format)")
       update(id) { $0.format = format }
       announceLoadedIfReady()
-    case .finished(let id):
-      update(id) { $0.phase = .decoded }
+    case .finished(_, let frames):
+      update(id) {
+        $0.phase = .decoded
+        $0.decodedFrames = frames
+      }
       reporter?.report(.decoderReady)
       observer?.trackDecoded(id)
       announceLoadedIfReady()
@@ -251,9 +270,12 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       if tracks.first?.id == id, tracks.first?.started == false, outputRunning {
         player.start(.now)
       }
-    case .failed(let id, let message):
+    case .failed(_, let frames, let message):
       logger.error("track \(id): cannot decode: \(message)")
-      update(id) { $0.phase = .failed }
+      update(id) {
+        $0.phase = .failed
+        $0.decodedFrames = frames
+      }
       pipeline.closeSource()
       reporter?.report(.notSupported)
       observer?.trackFailed(id)
@@ -268,10 +290,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       update(id) { $0.started = true }
       reporter?.report(.trackStarted)
       observer?.trackStarted(id)
-      if let first = firstTrackStarted {
-        firstTrackStarted = nil
-        first()
-      }
+      trackStarted?()
     case .ranDry:
       guard outputRunning else { return }
       let streaming = tracks.contains { $0.phase == .streaming }
@@ -319,7 +338,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   func heartbeatIfNeeded() {
     guard heartbeat == nil else { return }
-    heartbeat = eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+    heartbeat = AlignedTick(on: eventLoop, every: .seconds(1)) { [weak self] in
       guard let self, self.outputRunning, self.player.currentPosition().isRunning else { return }
       self.reporter?.report(.heartbeat)
     }

@@ -48,6 +48,16 @@ public struct StreamHealth: Equatable, Sendable {
   public var stalledSeconds: Double?
   /// Playing its last buffered track with no stream open: the next one must come from the server.
   public var playingWithoutStream = false
+  /// Seconds since the last track was both decoded and heard to start, while playing without a
+  /// stream: how long the server's next track is overdue (LMS sends it within milliseconds of
+  /// hearing both).
+  public var waitingForNextTrackSeconds: Double?
+  /// Seconds of decoded audio left to play; set only while the stream stalls or the player plays
+  /// without a stream.
+  public var secondsBuffered: Double?
+  /// What the player waits for has a cached copy to play instead: the stalled stream's track,
+  /// or the queue's next track (offline mode).
+  public var cacheCanContinue = false
 
   public init(stalledSeconds: Double? = nil, playingWithoutStream: Bool = false) {
     self.stalledSeconds = stalledSeconds

@@ -5,15 +5,47 @@
 /// buffers under 10 s), so silence plus a stall is enough. So is silence while the player plays
 /// its last buffered track: LMS sends the next track only once the current one is heard, and
 /// with the server gone none will come.
+///
+/// Silence alone can come too late: how long the buffers last depends on the stream's bitrate,
+/// the rings' sizes and how near the end of a track the network went. So when the player has
+/// waited on the server (a stream stalled for `stallSeconds`, or a next track overdue by
+/// `nextTrackOverdueSeconds`: LMS sends it within milliseconds of hearing the player is ready)
+/// and the cache holds what it waits for, the server is judged gone, silent or not, once the
+/// audio left falls to `starvingSeconds`: the handoff then comes before the output runs dry. A
+/// server merely slow costs a reconnect and a resync instead of a gap.
 public struct ServerLiveness: Equatable, Sendable {
   /// Seconds without any server message, more than one missed heartbeat.
   public var silenceSeconds: Double
   /// Seconds the live stream delivered nothing while the stream ring had room.
   public var stallSeconds: Double
+  /// Seconds of decoded audio left at which a stalled stream with a cached copy is given up on.
+  public var starvingSeconds: Double
+  /// Seconds after the last track was decoded by which the server's next track is overdue. Once
+  /// a track is decoded only the output ring's audio is left (2.3 s at 192 kHz), so this is short.
+  public var nextTrackOverdueSeconds: Double = 1
 
-  public init(silenceSeconds: Double = 7, stallSeconds: Double = 2) {
+  public init(silenceSeconds: Double = 7, stallSeconds: Double = 2, starvingSeconds: Double = 3) {
     self.silenceSeconds = silenceSeconds
     self.stallSeconds = stallSeconds
+    self.starvingSeconds = starvingSeconds
+  }
+
+  /// `serverIsGone(silence:stall:playingWithoutStream:)`, or the player starving (`isStarving`).
+  /// `silence` nil (disconnected) is never a gone server.
+  public func serverIsGone(silence: Double?, health: StreamHealth) -> Bool {
+    guard silence != nil else { return false }
+    if isStarving(health) { return true }
+    return serverIsGone(
+      silence: silence, stall: health.stalledSeconds, playingWithoutStream: health.playingWithoutStream)
+  }
+
+  /// Waited on the server (see the type's comment) with at most `starvingSeconds` of audio left
+  /// and a cached copy of what it waits for.
+  public func isStarving(_ health: StreamHealth) -> Bool {
+    guard health.cacheCanContinue, let left = health.secondsBuffered, left <= starvingSeconds else { return false }
+    if let stall = health.stalledSeconds { return stall >= stallSeconds }
+    if let waited = health.waitingForNextTrackSeconds { return waited >= nextTrackOverdueSeconds }
+    return false
   }
 
   /// True when the server counts as gone: silent past `silenceSeconds` while the stream has

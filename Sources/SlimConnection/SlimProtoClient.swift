@@ -49,7 +49,7 @@ public final class SlimProtoClient: @unchecked Sendable {
   private var retryTimer: Scheduled<Void>?
   private var random = SystemRandomNumberGenerator()
   private let stoppedPromise: EventLoopPromise<Void>
-  private var livenessCheck: RepeatedTask?
+  private var livenessCheck: AlignedTick?
 
   public init(
     configuration: Configuration, session: PlayerSession, eventLoop: any EventLoop, logger: Logger
@@ -77,15 +77,17 @@ public final class SlimProtoClient: @unchecked Sendable {
     eventLoop.execute {
       self.perform(self.machine.start())
       // A silent server with a stalled stream is gone well before the timeout: reconnect at once
-      // (and, offline mode on, hand playback to the cache) while audio is still buffered.
-      self.livenessCheck = self.eventLoop.scheduleRepeatedTask(
-        initialDelay: .milliseconds(500), delay: .milliseconds(500)
-      ) { [unowned self] _ in
+      // (and, offline mode on, hand playback to the cache) while audio is still buffered. The
+      // rules count whole seconds (ServerLiveness), so a check a second is enough.
+      self.livenessCheck = AlignedTick(on: self.eventLoop, every: .seconds(1)) { [unowned self] in
         let health = session.streamHealth
-        if configuration.liveness.serverIsGone(
-          silence: session.secondsSinceServerMessage, stall: health.stalledSeconds,
-          playingWithoutStream: health.playingWithoutStream)
-        {
+        let liveness = configuration.liveness
+        if liveness.serverIsGone(silence: session.secondsSinceServerMessage, health: health) {
+          if liveness.isStarving(health), let left = health.secondsBuffered {
+            let waitedFor = health.stalledSeconds != nil ? "the stream stalled" : "no next track came"
+            logger.warning(
+              "\(waitedFor) with \(Int(left * 1000)) ms of audio left: server judged gone, the cache continues")
+          }
           session.abandonConnection()
         }
       }

@@ -135,29 +135,38 @@ struct PlayerRuntime {
 
     let coordinator = offlineCoordinator
     let control = controlServer
-    // The first track runs code once too (each codec's and each stream's first set-up, the
-    // runtime's first look-up of every type it plays with): dropped again 10 s after it started.
-    // Set before the client starts, so the control loop only ever reads it.
-    streamingEngine.firstTrackStarted = {
-      loop.scheduleTask(in: .seconds(10)) {
-        let bytes = slimplay_release_program_pages()
-        logger.debug("released \(bytes >> 10) KB of code and constants used to start playing")
-      }
+    // The kernel maps code in 64 KB blocks around each page used, and much code runs once: all of
+    // start-up (argument parsing, set-up, the libraries' symbol tables), and at each stream and
+    // track start the stream's and decoder's set-up, the status poll and downloads of a new queue
+    // position. Dropping the program's and libraries' code and constants from this process (they
+    // fault back from the page cache when next used) and returning the free heap keeps resident
+    // what playing uses. Start-up's pages go when the server first asks for a stream (2 s after
+    // the start at the latest), before the buffers fill; a stream or track start is followed by
+    // drops 2 s and 10 s later, a new start moving them, so a run of skips costs two. Set before
+    // the client starts, so the control loop only ever reads them.
+    let release: @Sendable (String) -> Void = { what in
+      let bytes = slimplay_release_program_pages()
+      let heap = slimplay_release_free_heap() != 0 ? ", free heap returned" : ""
+      logger.debug("released \(bytes >> 10) KB of code and constants \(what)\(heap)")
     }
-    // Start-up runs code never needed again (argument parsing, set-up), and the kernel maps code
-    // in 64 KB blocks around each page used; loading the libraries reads their symbol tables once.
-    // Once running, drop the code and constants of the program and its libraries from this
-    // process, so only what is used from then on comes back (from the page cache): 2 s after the
-    // start, or when the server first asks for a stream if that is sooner, so that start-up's
-    // pages are gone before the buffers fill.
     let startUpReleased = NIOLoopBoundBox.makeBoxSendingValue(false, eventLoop: loop)
     let releaseStartUp: @Sendable () -> Void = {
       guard !startUpReleased.value else { return }
       startUpReleased.value = true
-      let bytes = slimplay_release_program_pages()
-      logger.debug("released \(bytes >> 10) KB of start-up code and constants")
+      release("of start-up")
     }
-    streamingEngine.firstStreamRequested = releaseStartUp
+    let pendingReleases = NIOLoopBoundBox.makeBoxSendingValue([Scheduled<Void>](), eventLoop: loop)
+    let releaseAfterStarting: @Sendable () -> Void = {
+      for task in pendingReleases.value { task.cancel() }
+      pendingReleases.value = [2, 10].map { seconds in
+        loop.scheduleTask(in: .seconds(seconds)) { release("used to start a stream or a track") }
+      }
+    }
+    streamingEngine.streamRequested = {
+      releaseStartUp()
+      releaseAfterStarting()
+    }
+    streamingEngine.trackStarted = releaseAfterStarting
     client.start()
     loop.scheduleTask(in: .seconds(2)) { releaseStartUp() }
     let number = ShutdownSignals.next()

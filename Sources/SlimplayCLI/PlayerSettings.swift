@@ -15,7 +15,7 @@ public struct PlayerSettings: Equatable, Sendable {
   public var output = OutputTarget.alsa("default")
   public var listDevices = false
   public var outputParameters = OutputParameters()
-  public var buffers = BufferSizes()
+  public var buffers = BufferSizes.withCache()
   public var codecs = Codec.defaultOrder
   public var rates: RateSpecification?
   public var idleCloseSeconds: Int?

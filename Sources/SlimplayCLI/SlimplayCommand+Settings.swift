@@ -42,7 +42,10 @@ extension SlimplayCommand {
         settings.outputParameters = try OutputParameters(
           parsing: outputParameters, forStandardOutput: settings.output == .standardOutput)
       }
-      if let buffers { settings.buffers = try BufferSizes(parsing: buffers) }
+      let defaultBuffers = noOffline ? BufferSizes() : BufferSizes.withCache()
+      settings.buffers =
+        try buffers.map { text throws(OptionError) in try BufferSizes(parsing: text, defaults: defaultBuffers) }
+        ?? defaultBuffers
       settings.codecs = try Codec.selection(include: codecs, exclude: excludedCodecs)
       if let rates { settings.rates = try RateSpecification(parsing: rates) }
       for item in logLevels { try settings.logging.apply(item) }

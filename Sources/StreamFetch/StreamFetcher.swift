@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import SlimProto
+import Support
 import Synchronization
 
 /// What a stream reports to the engine, on the control event loop.
@@ -52,6 +53,9 @@ public final class StreamFetcher: @unchecked Sendable {
     self.logger = logger
   }
 
+  /// The socket's receive buffer, set before connecting (it also sets the advertised window).
+  static let receiveBufferBytes = 128 * 1024
+
   /// Starts a stream. `holdBody` (autostart 2/3) keeps the body back until `releaseBody`.
   public func open(host: String, port: Int, request: [UInt8], holdBody: Bool) {
     eventLoop.preconditionInEventLoop()
@@ -71,6 +75,11 @@ public final class StreamFetcher: @unchecked Sendable {
       // pipeline: up to 64 KiB per read (a stream at play speed reads what is there). On loopback
       // the event loop's CPU barely changed from 16 KiB; the syscalls are a quarter.
       .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024))
+      // When the server closes a finished stream, NIO reads everything the socket holds at once,
+      // room in the ring or not; the handler must keep it. Left to autotuning, the kernel's
+      // receive buffer grows to megabytes (the rest of a track sent at LAN speed), which became a
+      // transient heap buffer of up to 4 MB. 128 KiB still fills a 5 Mbit/s stream over a 200 ms path.
+      .channelOption(.socketOption(.so_rcvbuf), value: StreamFetcher.receiveBufferBytes)
       .channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }
       }
@@ -166,7 +175,9 @@ public final class StreamFetcher: @unchecked Sendable {
 
   private func scheduleStallCheck(for handler: StreamHandler) {
     let timeout = configuration.stallTimeout
-    eventLoop.assumeIsolated().scheduleTask(in: .seconds(1)) {
+    // On the whole second, with the player's other periodic checks (see `AlignedTick`).
+    let second = MonotonicClock.nextTick(every: 1_000_000_000, after: eventLoop.now.uptimeNanoseconds)
+    eventLoop.assumeIsolated().scheduleTask(deadline: .uptimeNanoseconds(second)) {
       guard self.handler === handler else { return }
       if handler.isWaitingForNetwork && NIODeadline.now() - handler.lastActivity > timeout {
         self.logger.error("stream: no data for \(timeout.nanoseconds / 1_000_000_000) s, closing")

@@ -18,6 +18,12 @@ public enum MonotonicClock {
 
   public static func jiffies() -> UInt32 { UInt32(truncatingIfNeeded: milliseconds()) }
 
+  /// The first whole multiple of `period` (ns) after `now`: periodic work that fires on this
+  /// grid shares its wake-ups with every other such work.
+  public static func nextTick(every period: UInt64, after now: UInt64) -> UInt64 {
+    (now / period + 1) * period
+  }
+
   /// Sleeps until the clock reads `deadline` (ns), whatever signals arrive meanwhile.
   public static func sleep(until deadline: UInt64) {
     var time = timespec(tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))

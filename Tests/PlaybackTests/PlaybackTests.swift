@@ -109,6 +109,87 @@ struct PlaybackTests {
     #expect(difference(harness.sink.samples, track.expected) == nil)
   }
 
+  @Test func aTrackCutShortAfterTheNextOneBeganResumesFromItsCopyAndTheNextIsDropped() throws {
+    defer { directory.remove() }
+    let cut = TestTrack(frames: 30_000, seed: 11)
+    let next = TestTrack(frames: 9000, seed: 12)
+    let harness = try EngineHarness(allowance: 1000)
+    defer { harness.close() }
+    // The server's stream of the first track ended cleanly after 12,345 frames; the second was
+    // sent and begun before the server was found gone.
+    let partPath = cut.write(to: directory.path, name: "cut-part.wav", bytes: 44 + 12_345 * 4)
+    let a = harness.run { $0.playLocal(LocalSource(path: partPath, codec: .pcm)) }!
+    #expect(eventually { harness.log.contains(.decoded(a)) })
+    let nextFile = source(next, "next.wav")
+    let b = harness.run { $0.playLocal(nextFile) }!
+    #expect(eventually { harness.log.contains(.decoded(b)) })
+    let progress = harness.run { $0.trackProgress() }
+    #expect(progress.map(\.decodedFrames) == [12_345, 9000])
+    let wholeFile = source(cut, "cut-whole.wav")
+    #expect(harness.run { $0.continueTrack(a, from: wholeFile) })
+    #expect(harness.run { $0.trackProgress().map(\.id) } == [a])
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.all.filter { $0 == .decoded(a) }.count == 2 })
+    // The cache queues the next track again behind it.
+    _ = harness.run { $0.playLocal(nextFile) }
+    #expect(eventually { harness.sink.frameCount >= cut.frames + next.frames })
+    #expect(difference(harness.sink.samples, cut.expected + next.expected) == nil)
+  }
+
+  @Test func aServerTrackNotBegunContinuesFromItsCopyFromItsFirstFrame() throws {
+    defer { directory.remove() }
+    let first = TestTrack(frames: 8000, seed: 13)
+    let second = TestTrack(frames: 7000, seed: 14)
+    let harness = try EngineHarness(allowance: 1000)
+    defer { harness.close() }
+    let a = harness.run { $0.playLocal(source(first, "first.wav")) }!
+    #expect(eventually { harness.log.contains(.decoded(a)) })
+    // The server sent the next track and went: its stream connects and brings nothing.
+    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\n\r\n".utf8), holdOpen: true)
+    defer { server.close() }
+    let command = StreamCommand(
+      command: .start, autostart: .automatic, format: .pcm, serverPort: UInt16(server.port),
+      serverIP: 0x7f00_0001, request: Array("GET /next.wav HTTP/1.0\r\n\r\n".utf8))
+    harness.run { $0.handle(.stream(command)) }
+    #expect(eventually { !server.requests.isEmpty })
+    let b = harness.run { $0.streamingTrackID }!
+    #expect(b > a)
+    let secondFile = source(second, "second.wav")
+    #expect(harness.run { $0.continueTrack(b, from: secondFile) })
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.contains(.ended) })
+    #expect(difference(harness.sink.samples, first.expected + second.expected) == nil)
+  }
+
+  @Test func whatACancelledDecoderJobReportedLateDoesNotTouchTheCopyThatReplacedIt() throws {
+    defer { directory.remove() }
+    let first = TestTrack(frames: 6000, seed: 15)
+    let second = TestTrack(frames: 100_000, seed: 16)
+    let harness = try EngineHarness(allowance: 1000)
+    defer { harness.close() }
+    let a = harness.run { $0.playLocal(source(first, "first.wav")) }!
+    #expect(eventually { harness.log.contains(.decoded(a)) })
+    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\n\r\n".utf8), holdOpen: true)
+    defer { server.close() }
+    let command = StreamCommand(
+      command: .start, autostart: .automatic, format: .pcm, serverPort: UInt16(server.port),
+      serverIP: 0x7f00_0001, request: Array("GET /next.wav HTTP/1.0\r\n\r\n".utf8))
+    harness.run { $0.handle(.stream(command)) }
+    #expect(eventually { !server.requests.isEmpty })
+    let b = harness.run { $0.streamingTrackID }!
+    let streamJob = harness.run { engine in engine.tracks.first { $0.id == b }?.decodeJob }!
+    let secondFile = source(second, "second.wav")
+    // The stream's decoder failed just before the handoff; its report reaches the loop after.
+    harness.run { engine in
+      #expect(engine.continueTrack(b, from: secondFile))
+      engine.handle(.failed(job: streamJob, frames: 0, message: "stream ended inside its header"))
+    }
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.contains(.ended) })
+    #expect(!harness.log.contains(.failed(b)))
+    #expect(difference(harness.sink.samples, first.expected + second.expected) == nil)
+  }
+
   @Test func aDamagedFileIsReportedAndPlaybackGoesOn() throws {
     defer { directory.remove() }
     let harness = try EngineHarness()

@@ -9,10 +9,20 @@ struct BufferSizesTests {
     #expect(b.outputBytes == 2048 * 1024)
   }
 
-  @Test func defaultsMatchSqueezelite() {
-    let b = BufferSizes()
+  @Test func defaultsMatchSqueezeliteWithoutTheCache() throws {
+    let b = try settings(["--no-offline"]).buffers
     #expect(b.streamBytes == 2_097_152)
     #expect(b.outputBytes == 3_528_000)
+  }
+
+  @Test func withTheCacheTheBuffersAreSmaller() throws {
+    let b = try settings([]).buffers
+    #expect(b.streamBytes == 1_048_576)
+    #expect(b.outputBytes == 2_116_800)  // 6 s of 44.1 kHz stereo s32
+    // An output size alone keeps the stream's default, and the other way round.
+    #expect(try settings(["-b", ":4096"]).buffers.streamBytes == 1_048_576)
+    #expect(try settings(["-b", "512"]).buffers.outputBytes == 2_116_800)
+    #expect(try settings(["--no-offline", "-b", ":4096"]).buffers.streamBytes == 2_097_152)
   }
 
   @Test func oneFieldOrAnEmptyField() throws {

@@ -15,7 +15,7 @@ struct CommandLineTests {
     #expect(s.modelName == "SlimPlay")
     #expect(s.output == .alsa("default"))
     #expect(s.outputParameters == OutputParameters())
-    #expect(s.buffers == BufferSizes())
+    #expect(s.buffers == BufferSizes.withCache())
     #expect(s.codecs == [.flac, .opus, .mp3, .pcm])
     #expect(s.rates == nil)
     #expect(s.idleCloseSeconds == nil)

@@ -356,6 +356,8 @@ class EmulatedLMS(LoopbackServer):
         # Throttles in bytes/s (None = as fast as possible); read per chunk, so a test may change them mid-transfer.
         self.download_rate: float | None = None
         self.stream_rate: float | None = None
+        # Bumped by end_streams(): every transfer begun before it ends at its next chunk, cleanly.
+        self.stream_generation = 0
         self.library: dict[int, Track] = {}
         self.artwork_requests: list[tuple[str, str]] = []
         self.artwork_delay: float = 0.0
@@ -1076,15 +1078,25 @@ class EmulatedLMS(LoopbackServer):
         })
         response.force_close()
         await response.prepare(request)
-        await self._send(response, source, lambda: self.stream_rate)
+        await self._send(response, source, lambda: self.stream_rate, self.stream_generation)
         return response
 
-    async def _send(self, response: web.StreamResponse, chunks: AsyncIterator[bytes], rate: Any) -> None:
-        """Writes chunks, at most `rate()` bytes/s when set; stops quietly when the client goes away."""
+    def end_streams(self) -> None:
+        """Ends the audio streams under way as if the files ended there (LMS's HTTP side closing
+        before its SlimProto side does, as when it shuts down); later streams are not affected."""
+        self.stream_generation += 1
+
+    async def _send(self, response: web.StreamResponse, chunks: AsyncIterator[bytes], rate: Any,
+                    generation: int | None = None) -> None:
+        """Writes chunks, at most `rate()` bytes/s when set; stops quietly when the client goes away,
+        and early (but cleanly) once `stream_generation` moves past `generation`."""
         async with contextlib.aclosing(chunks):
             try:
                 async for chunk in chunks:
                     while chunk:
+                        if generation is not None and self.stream_generation != generation:
+                            chunk = b""
+                            break
                         limit = rate()
                         piece = chunk if not limit else chunk[: max(1, int(limit / 20))]
                         chunk = chunk[len(piece):]

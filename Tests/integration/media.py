@@ -131,6 +131,8 @@ class Capture:
         self.rate = bytes_per_second
         self.seconds_for = seconds_for or ((lambda total: total / bytes_per_second) if bytes_per_second else None)
         self.started = None
+        # (monotonic time it began, seconds) of each wait for data past 50 ms: a gap to a sound card.
+        self.late: list[tuple[float, float]] = []
         self.data = bytearray()
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -155,6 +157,7 @@ class Capture:
                     time.sleep(ahead)
                 elif ahead < -0.05:
                     # Nothing came for a while (paused): a sound card does not catch up.
+                    self.late.append((time.monotonic() + ahead, -ahead))
                     self.started = time.monotonic() - self.seconds_for(total)
 
     def wait_for_length(self, length: int, timeout: float) -> bytes:
@@ -169,3 +172,18 @@ class Capture:
     def bytes(self) -> bytes:
         with self.lock:
             return bytes(self.data)
+
+    def gaps(self, since: float, until: float, longer_than: float) -> list[tuple[float, float]]:
+        """(monotonic start, seconds) of the gaps longer than `longer_than` that began between `since`
+        and `until`, with one still going on (audio overdue now) counted as long as it has lasted."""
+        import time
+
+        with self.lock:
+            total = len(self.data)
+            late = list(self.late)
+        started = self.started
+        if started is not None and self.seconds_for:
+            due = started + self.seconds_for(total)
+            if time.monotonic() - due > 0.05:
+                late.append((due, time.monotonic() - due))
+        return [(at, seconds) for at, seconds in late if since <= at <= until and seconds > longer_than]

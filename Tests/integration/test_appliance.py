@@ -15,6 +15,7 @@ from lms import LoopbackServer, free_port
 from media import Capture
 from player import binary_path
 from pulse import PulseServer
+from test_differential import describe_difference
 from test_playback import events, lms_style_strm, mute_resp
 
 MAC = "02:11:22:33:44:80"
@@ -232,7 +233,7 @@ def test_mixer_volume_follows_the_server_and_the_samples_stay_bit_exact(
     player.stop()
     # Followed only by the silence that pushes the last frames through the device at the end.
     data = written.read_bytes()
-    assert data[: len(reference)] == reference
+    assert data[: len(reference)] == reference, describe_difference(data, reference) + "\n" + player.log()
     assert data[len(reference):] == bytes(len(data) - len(reference))
     server.call(lambda: client.volume_set(0))
 

@@ -43,10 +43,9 @@ def wait_for_log(player, text, timeout):
     return False
 
 
-def play_then_kill_the_server(lms, start_player, tmp_path, files):
+def play_until_cached(lms, start_player, tmp_path, files):
     """Plays the queue with the stream arriving a little faster than real time (so it is still
-    arriving), waits until every track is cached, then stops the server; returns once the
-    player has handed off to the cache."""
+    arriving); returns a second after every track is cached and the first has started."""
     lms.load(MAC, files)
     player, capture = start(lms, start_player, tmp_path)
     lms.stream_rate = 120_000
@@ -54,6 +53,13 @@ def play_then_kill_the_server(lms, start_player, tmp_path, files):
     assert lms.wait_for(lambda: cached_count(tmp_path) == len(files), timeout=20), player.log()
     assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=10), player.log()
     time.sleep(1.0)
+    return player, capture
+
+
+def play_then_kill_the_server(lms, start_player, tmp_path, files):
+    """`play_until_cached`, then stops the server; returns once the player has handed off to the
+    cache."""
+    player, capture = play_until_cached(lms, start_player, tmp_path, files)
     lms.stop()
     assert wait_for_log(player, "continues from the cache", timeout=10), player.log()
     return player, capture
@@ -86,6 +92,24 @@ def test_server_killed_mid_track_continues_from_the_cache_without_a_missing_samp
     lms = lms_factory(volume=100)
     files = queue_media(media, "handoff")
     player, capture = play_then_kill_the_server(lms, start_player, tmp_path, files)
+    compare_with_reference(media, files, capture, player, timeout=30)
+
+
+def test_a_track_cut_short_as_the_server_sends_the_next_one_continues_from_the_cache(
+    lms_factory, start_player, media, tmp_path
+):
+    """The server's HTTP side goes first (a shutdown): the current track's stream ends early but
+    cleanly, the player reports it decoded, the server sends the next track, and its SlimProto
+    side closes before one frame of that track is decoded. The cut track continues from its
+    cached copy at the exact frame; the next track's stream is dropped and the cache plays it."""
+    lms = lms_factory(volume=100)
+    files = queue_media(media, "cutnext")
+    player, capture = play_until_cached(lms, start_player, tmp_path, files)
+    lms.stream_rate = 1  # the next track's stream connects and brings next to nothing
+    lms.end_streams()
+    assert lms.wait_for(lambda: any(r.index == 1 for r in lms.stream_requests), timeout=10), player.log()
+    lms.stop()
+    assert wait_for_log(player, "was cut short; it continues from the cache", timeout=10), player.log()
     compare_with_reference(media, files, capture, player, timeout=30)
 
 

@@ -361,6 +361,33 @@ def test_network_partition_is_noticed_before_the_buffer_runs_out(
     print(watch.stop())
 
 
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("heard_before", [9.0, 11.5])
+def test_a_partition_with_less_audio_buffered_than_the_silence_it_takes_hands_off_without_a_gap(
+    real_lms, start_player, tmp_path, heard_before
+):
+    # 24-bit/96 kHz with 512 KB of stream buffer (2.4 s of these tracks) and 2 MB of output (2.7 s):
+    # less than the 7 s of server silence that judge a partition. 9 s into the 12 s first track,
+    # its stream has arrived but it is not all decoded, so the server never hears the player is
+    # ready for the next one; 11.5 s in, the second track's stream stalls. Either way the player
+    # gives up on the server while audio is left, and the cache continues.
+    queue = QUEUES["FLAC 24-96"](real_lms)
+    player, capture = launch(real_lms, start_player, tmp_path, queue, "-b", "512:2048")
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=heard_before, cached=3)
+    cut = time.monotonic()
+    with real_lms.partition():
+        time.sleep(15)
+    back = time.monotonic()
+    gaps = [(round(at - cut, 1), round(seconds, 2)) for at, seconds in capture.gaps(cut, back, longer_than=0.3)]
+    starving = [line for line in player.log().splitlines() if "of audio left" in line]
+    print(f"{starving[:1]}; gaps heard during the partition (s after the cut, length): {gaps}")
+    assert not gaps, f"the output ran dry during the partition\n{player.log()}"
+    assert starving, f"the server was not judged gone while audio was left\n{player.log()}"
+    resync = wait_for_resync(real_lms, player, capture, queue, back)
+    assert resync.matched_after <= 2.0
+    compare_whole_queue(player, capture, queue, timeout=60 + queue.seconds_for(len(queue.reference)))
+
+
 @pytest.mark.timeout(400)
 def test_a_flapping_link_ten_partitions_in_two_minutes(real_lms, start_player, tmp_path):
     import random

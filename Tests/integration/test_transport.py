@@ -72,8 +72,11 @@ def test_silence_insertion_and_skip_are_frame_exact(server, start_player, media,
     reference = media.flac_reference(flac)
     got = capture.wait_for_length(len(reference) + (500 - 250) * RATE // 1000 * FRAME, timeout=5)
     silence = 500 * RATE // 1000 * FRAME
+    # The run of zeros can begin inside the frame before the silence, when that frame's last bytes
+    # happen to be zero: the silence itself starts at the next frame boundary.
     start = got.find(b"\x00" * silence)
-    assert start > 0 and start % FRAME == 0
+    assert start > 0
+    start += -start % FRAME
     assert got[:start] == reference[:start]
     after = got[start + silence :]
     # The rest is the reference from `start` on, with 250 ms missing somewhere after the silence.

@@ -48,6 +48,11 @@ void slimplay_tune_allocator(void);
 /// Objects with text relocations and the vDSO are left alone. Returns the bytes covered.
 long slimplay_release_program_pages(void);
 
+/// Returns the allocator's free memory to the system (`malloc_trim`): pages wholly inside free
+/// blocks, anywhere in the heap. Holds the allocator's lock while it works, so never call it from
+/// a thread that must not wait. Returns 1 if any memory went back.
+int slimplay_release_free_heap(void);
+
 /// Sends alsa-lib's own messages (otherwise printed to stderr on every failed open) to `sink`,
 /// one formatted line at a time; NULL restores alsa-lib's default.
 void slimplay_alsa_set_message_sink(void (*sink)(const char *message));

@@ -153,6 +153,10 @@ public final class StreamFetcher: @unchecked Sendable {
     input.ring.write(bytes)
   }
 
+  func readPacing(lastRead: Int) -> ReadPacing {
+    ReadPacing.next(lastRead: lastRead, ringFill: input.ring.fill, wantedFill: input.wantedFill)
+  }
+
   func markPaused() {
     paused.store(true, ordering: .releasing)
     // The consumer may have drained between the failed write and this store.

@@ -31,6 +31,9 @@ final class StreamHandler: ChannelInboundHandler {
   /// Set when the connection ended; reported once the pending bytes are stored.
   private var endReason: DisconnectReason?
   private(set) var lastActivity = NIODeadline.now()
+  /// Body bytes the last read brought (see `ReadPacing`).
+  private var lastReadBytes = 0
+  private var pacedRead: Scheduled<Void>?
 
   init(fetcher: StreamFetcher, request: [UInt8], holdBody: Bool) {
     self.fetcher = fetcher
@@ -81,6 +84,7 @@ final class StreamHandler: ChannelInboundHandler {
       fetcher.received(byteCount: buffer.readableBytes)
       held.append(&buffer)
     case .body:
+      lastReadBytes = buffer.readableBytes
       fetcher.received(byteCount: buffer.readableBytes)
       accept(&buffer)
       deliver()
@@ -92,8 +96,22 @@ final class StreamHandler: ChannelInboundHandler {
   func channelReadComplete(context: ChannelHandlerContext) {
     switch state {
     case .awaitingHead: context.read()
-    case .body where pending == nil: context.read()
+    case .body where pending == nil: readNext(context: context)
     default: break
+    }
+  }
+
+  private func readNext(context: ChannelHandlerContext) {
+    guard let fetcher else { return }
+    switch fetcher.readPacing(lastRead: lastReadBytes) {
+    case .now:
+      context.read()
+    case .after(let milliseconds):
+      guard pacedRead == nil else { return }
+      pacedRead = context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(milliseconds)) { [self] in
+        pacedRead = nil
+        if case .body = state, pending == nil, endReason == nil { context.read() }
+      }
     }
   }
 
@@ -145,6 +163,8 @@ final class StreamHandler: ChannelInboundHandler {
   }
 
   func detach() {
+    pacedRead?.cancel()
+    pacedRead = nil
     fetcher = nil
     state = .finished
   }

@@ -51,14 +51,19 @@ public enum ControlCommand: Equatable, Sendable {
 public enum ControlError: Error, Equatable, CustomStringConvertible {
   case badRequest(String)
   case unauthorized
+  /// Refused whatever the token: a foreign `Host` or `Origin` (see `RequestGuard`).
+  case forbidden(String)
   case notFound(String)
+  case tooLarge(String)
   case unavailable(String)
 
   public var status: Int {
     switch self {
     case .badRequest: 400
     case .unauthorized: 401
+    case .forbidden: 403
     case .notFound: 404
+    case .tooLarge: 413
     case .unavailable: 503
     }
   }
@@ -67,6 +72,8 @@ public enum ControlError: Error, Equatable, CustomStringConvertible {
     switch self {
     case .badRequest(let message): message
     case .unauthorized: "a valid token is required"
+    case .forbidden(let why): why
+    case .tooLarge(let what): what
     case .notFound(let what): "no such endpoint: \(what)"
     case .unavailable(let why): why
     }

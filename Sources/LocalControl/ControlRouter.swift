@@ -97,8 +97,27 @@ public struct ControlRouter: Sendable {
 
   func authorize(_ request: ControlRequest) throws(ControlError) {
     guard let token else { return }
-    if request.authorization == "Bearer \(token)" || request.query["token"] == token { return }
+    let bearer = request.authorization.flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+    // Both candidates are compared, whichever matches, so the time taken says nothing.
+    let byHeader = Self.constantTimeEqual(bearer ?? "", token)
+    let byQuery = Self.constantTimeEqual(request.query["token"] ?? "", token)
+    if byHeader || byQuery { return }
     throw .unauthorized
+  }
+
+  /// Equal strings, in a time that depends on their lengths only, not on where they differ: a
+  /// token cannot be guessed a byte at a time from response times.
+  static func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.utf8)
+    let y = Array(b.utf8)
+    var difference = UInt8(truncatingIfNeeded: x.count ^ y.count)
+    difference |= x.count == y.count ? 0 : 1
+    for index in 0..<max(x.count, y.count) {
+      let left = index < x.count ? x[index] : 0
+      let right = index < y.count ? y[index] : 0
+      difference |= left ^ right
+    }
+    return difference == 0
   }
 
   /// Query parameters, overridden by a JSON object body.

@@ -9,9 +9,13 @@ import NIOPosix
 public final class ControlServer: @unchecked Sendable {
   private let eventLoop: any EventLoop
   private let router: ControlRouter
+  private let requestGuard: RequestGuard
   private let target: any ControlTarget
   private let logger: Logger
   private var channel: (any Channel)?
+  /// Open client connections (on the loop); beyond `connectionLimit` new ones are closed at once.
+  private var connections = 0
+  static let connectionLimit = 32
   /// Made on the loop by the first client that asks.
   private let broadcasterBox: NIOLoopBoundBox<StatusBroadcaster?>
 
@@ -22,9 +26,13 @@ public final class ControlServer: @unchecked Sendable {
     return made
   }
 
-  public init(eventLoop: any EventLoop, token: String?, target: any ControlTarget, logger: Logger) {
+  /// `ownNames`: the names besides IP literals and `localhost` by which clients reach the API.
+  public init(
+    eventLoop: any EventLoop, token: String?, ownNames: [String] = [], target: any ControlTarget, logger: Logger
+  ) {
     self.eventLoop = eventLoop
     self.router = ControlRouter(token: token)
+    self.requestGuard = RequestGuard(ownNames: ownNames)
     broadcasterBox = .makeEmptyBox(eventLoop: eventLoop)
     self.target = target
     self.logger = logger
@@ -33,6 +41,7 @@ public final class ControlServer: @unchecked Sendable {
   /// Binds `host:port`; failure is logged and the player runs on without the API.
   public func start(host: String, port: Int) {
     let router = self.router
+    let requestGuard = self.requestGuard
     let logger = self.logger
     eventLoop.execute { self.target.startBackgroundWork() }
     ServerBootstrap(group: eventLoop)
@@ -40,9 +49,16 @@ public final class ControlServer: @unchecked Sendable {
       .childChannelInitializer { channel in
         // Child channels run on the control loop, where the target and the broadcaster live.
         channel.eventLoop.makeCompletedFuture {
+          guard self.admit(channel) else {
+            logger.warning("API: more than \(Self.connectionLimit) connections; one refused")
+            channel.close(promise: nil)
+            return
+          }
           try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
           try channel.pipeline.syncOperations.addHandler(
-            ControlHTTPHandler(router: router, target: self.target, broadcaster: self.broadcaster, logger: logger))
+            ControlHTTPHandler(
+              router: router, requestGuard: requestGuard, target: self.target, broadcaster: self.broadcaster,
+              logger: logger))
         }
       }
       .bind(host: host, port: port)
@@ -61,6 +77,14 @@ public final class ControlServer: @unchecked Sendable {
     channel?.close(promise: nil)
     channel = nil
   }
+
+  /// On the loop: counts the connection in, and out when it closes; false past the limit.
+  private func admit(_ channel: any Channel) -> Bool {
+    guard connections < Self.connectionLimit else { return false }
+    connections += 1
+    channel.closeFuture.whenComplete { _ in self.eventLoop.execute { self.connections -= 1 } }
+    return true
+  }
 }
 
 private final class ControlHTTPHandler: ChannelInboundHandler {
@@ -68,45 +92,80 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
   typealias OutboundOut = HTTPServerResponsePart
 
   private let router: ControlRouter
+  private let requestGuard: RequestGuard
   private let target: any ControlTarget
   private let broadcaster: StatusBroadcaster
   private let logger: Logger
   private var head: HTTPRequestHead?
   private var streaming = false
   private var body: [UInt8] = []
-  private var tooLarge = false
+  /// Set once the connection is being closed: what else arrives is ignored.
+  private var refused = false
+  /// A client has this long to send a whole request (and to start the next one on a kept
+  /// connection): a slow or silent client cannot hold a connection.
+  private var requestDeadline: Scheduled<Void>?
   static let bodyLimit = 64 * 1024
+  static let requestTimeout = TimeAmount.seconds(10)
 
-  init(router: ControlRouter, target: any ControlTarget, broadcaster: StatusBroadcaster, logger: Logger) {
+  init(
+    router: ControlRouter, requestGuard: RequestGuard, target: any ControlTarget, broadcaster: StatusBroadcaster,
+    logger: Logger
+  ) {
     self.router = router
+    self.requestGuard = requestGuard
     self.target = target
     self.broadcaster = broadcaster
     self.logger = logger
   }
 
+  func handlerAdded(context: ChannelHandlerContext) {
+    armRequestDeadline(context: context)
+  }
+
   func channelInactive(context: ChannelHandlerContext) {
+    requestDeadline?.cancel()
     if streaming { broadcaster.remove(ObjectIdentifier(self)) }
     context.fireChannelInactive()
   }
 
+  /// After a response: the connection gets the same time for its next request (or is closed
+  /// then, if the client keeps a connection it asked to close).
+  private func awaitNextRequest(context: ChannelHandlerContext) {
+    if !refused { armRequestDeadline(context: context) }
+  }
+
+  private func armRequestDeadline(context: ChannelHandlerContext) {
+    requestDeadline?.cancel()
+    let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+    requestDeadline = context.eventLoop.scheduleTask(in: Self.requestTimeout) { bound.value.close(promise: nil) }
+  }
+
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    guard !refused else { return }
     switch unwrapInboundIn(data) {
     case .head(let head):
       self.head = head
       body = []
-      tooLarge = false
     case .body(let buffer):
-      if body.count + buffer.readableBytes > Self.bodyLimit {
-        tooLarge = true
-      } else {
-        body.append(contentsOf: buffer.readableBytesView)
+      guard body.count + buffer.readableBytes <= Self.bodyLimit else {
+        // Answered now: the rest of an oversized body is not worth reading.
+        refused = true
+        respond(context: context, ControlResponse(.tooLarge("body larger than \(Self.bodyLimit) bytes")), keepAlive: false)
+        return
       }
+      body.append(contentsOf: buffer.readableBytesView)
     case .end:
       guard let head else { return }
       self.head = nil
+      requestDeadline?.cancel()
+      requestDeadline = nil
       let keepAlive = head.isKeepAlive
-      if tooLarge {
-        respond(context: context, ControlResponse(.badRequest("body too large")), keepAlive: false)
+      if let refusal = requestGuard.check(
+        method: head.method.rawValue, host: head.headers.first(name: "Host"),
+        origin: head.headers.first(name: "Origin"), fetchSite: head.headers.first(name: "Sec-Fetch-Site"))
+      {
+        logger.warning("API: \(head.method.rawValue) \(head.uri) refused: \(refusal.description)")
+        respond(context: context, ControlResponse(.forbidden(refusal.description)), keepAlive: false)
         return
       }
       let request = ControlRequest(
@@ -159,6 +218,7 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
     context.write(wrapOutboundOut(.head(head)), promise: nil)
     context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    awaitNextRequest(context: context)
   }
 
   private func respondImage(context: ChannelHandlerContext, _ bytes: [UInt8], keepAlive: Bool) {
@@ -170,6 +230,7 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
     context.write(wrapOutboundOut(.head(head)), promise: nil)
     context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
     context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    awaitNextRequest(context: context)
   }
 
   /// `text/event-stream`: the connection stays open and gets every status event.
@@ -199,6 +260,16 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
     context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
     if keepAlive {
       context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+      awaitNextRequest(context: context)
+    } else if refused {
+      // The client may still be sending (an oversized body): closing now would answer its next
+      // bytes with a reset, which can destroy this response before it is read. Only our side is
+      // closed; what still arrives is dropped until the client closes or its time is up.
+      let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+      context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in
+        bound.value.close(mode: .output, promise: nil)
+      }
+      armRequestDeadline(context: context)
     } else {
       let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
       context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in bound.value.close(promise: nil) }

@@ -115,7 +115,10 @@ struct PlayerRuntime {
       let target = PlayerControl(
         player: player, client: lmsClient, artwork: artwork,
         snapshotPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/nowplaying.json" })
-      let server = ControlServer(eventLoop: loop, token: control.token, target: target, logger: logger)
+      // Clients on the network reach the API by the machine's name as well as by address.
+      let server = ControlServer(
+        eventLoop: loop, token: control.token, ownNames: [control.host, ConfigFile.hostName()], target: target,
+        logger: logger)
       server.start(host: control.host, port: control.port)
       controlServer = server
     }

@@ -17,12 +17,12 @@ from test_offline import (BYTES_PER_SECOND, MAC, assert_pauses_and_resumes, cach
 ARTIFACTS = Path(os.environ.get("SLIMPLAY_ARTIFACTS", Path(__file__).resolve().parents[2] / ".build" / "test-artifacts"))
 
 
-def chromium():
+def chromium(extra=()):
     assert shutil.which("chromium") and shutil.which("chromedriver"), "chromium and chromium-driver are needed"
     options = Options()
     options.binary_location = shutil.which("chromium")
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=430,932"):
+                     "--window-size=430,932", *extra):
         options.add_argument(argument)
     return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
 

@@ -150,7 +150,8 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
       guard body.count + buffer.readableBytes <= Self.bodyLimit else {
         // Answered now: the rest of an oversized body is not worth reading.
         refused = true
-        respond(context: context, ControlResponse(.tooLarge("body larger than \(Self.bodyLimit) bytes")), keepAlive: false)
+        respond(
+          context: context, ControlResponse(.tooLarge("body larger than \(Self.bodyLimit) bytes")), keepAlive: false)
         return
       }
       body.append(contentsOf: buffer.readableBytesView)

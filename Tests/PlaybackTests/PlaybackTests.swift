@@ -18,6 +18,18 @@ struct PlaybackTests {
     LocalSource(path: track.write(to: directory.path, name: name), codec: .pcm)
   }
 
+  /// A server track whose stream connects and brings nothing (its server is going): the server
+  /// and the engine's id for the track, once the request reached the server.
+  private func streamThatBringsNothing(_ harness: EngineHarness) throws -> (CannedServer, Int) {
+    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\n\r\n".utf8), holdOpen: true)
+    let command = StreamCommand(
+      command: .start, autostart: .automatic, format: .pcm, serverPort: UInt16(server.port),
+      serverIP: 0x7f00_0001, request: Array("GET /next.wav HTTP/1.0\r\n\r\n".utf8))
+    harness.run { $0.handle(.stream(command)) }
+    #expect(eventually { !server.requests.isEmpty })
+    return (server, harness.run { $0.streamingTrackID }!)
+  }
+
   @Test func queuedTracksPlayBackToBackWithEveryFrame() throws {
     defer { directory.remove() }
     let first = TestTrack(frames: 30_000, seed: 1)
@@ -145,14 +157,8 @@ struct PlaybackTests {
     let a = harness.run { $0.playLocal(source(first, "first.wav")) }!
     #expect(eventually { harness.log.contains(.decoded(a)) })
     // The server sent the next track and went: its stream connects and brings nothing.
-    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\n\r\n".utf8), holdOpen: true)
+    let (server, b) = try streamThatBringsNothing(harness)
     defer { server.close() }
-    let command = StreamCommand(
-      command: .start, autostart: .automatic, format: .pcm, serverPort: UInt16(server.port),
-      serverIP: 0x7f00_0001, request: Array("GET /next.wav HTTP/1.0\r\n\r\n".utf8))
-    harness.run { $0.handle(.stream(command)) }
-    #expect(eventually { !server.requests.isEmpty })
-    let b = harness.run { $0.streamingTrackID }!
     #expect(b > a)
     let secondFile = source(second, "second.wav")
     #expect(harness.run { $0.continueTrack(b, from: secondFile) })
@@ -169,14 +175,8 @@ struct PlaybackTests {
     defer { harness.close() }
     let a = harness.run { $0.playLocal(source(first, "first.wav")) }!
     #expect(eventually { harness.log.contains(.decoded(a)) })
-    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\n\r\n".utf8), holdOpen: true)
+    let (server, b) = try streamThatBringsNothing(harness)
     defer { server.close() }
-    let command = StreamCommand(
-      command: .start, autostart: .automatic, format: .pcm, serverPort: UInt16(server.port),
-      serverIP: 0x7f00_0001, request: Array("GET /next.wav HTTP/1.0\r\n\r\n".utf8))
-    harness.run { $0.handle(.stream(command)) }
-    #expect(eventually { !server.requests.isEmpty })
-    let b = harness.run { $0.streamingTrackID }!
     let streamJob = harness.run { engine in engine.tracks.first { $0.id == b }?.decodeJob }!
     let secondFile = source(second, "second.wav")
     // The stream's decoder failed just before the handoff; its report reaches the loop after.

@@ -29,6 +29,12 @@ let package = Package(
     // files written atomically, bounded semaphores, hex text and the one codec vocabulary.
     .target(name: "Support", swiftSettings: strict),
 
+    // Connecting to a numeric address without the resolver's thread.
+    .target(
+      name: "NetworkSupport",
+      dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+      swiftSettings: strict),
+
     // Wire protocol: pure values that parse and encode SlimProto frames. No I/O.
     .target(name: "SlimProto", dependencies: ["Support"], swiftSettings: strict),
 
@@ -36,7 +42,7 @@ let package = Package(
     .target(
       name: "SlimConnection",
       dependencies: [
-        "SlimProto", "Support",
+        "NetworkSupport", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -62,7 +68,7 @@ let package = Package(
     .target(
       name: "StreamFetch",
       dependencies: [
-        "AudioBuffers", "SlimProto", "Support",
+        "AudioBuffers", "NetworkSupport", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -83,7 +89,7 @@ let package = Package(
     .target(
       name: "LMSControl",
       dependencies: [
-        "Support",
+        "NetworkSupport", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),

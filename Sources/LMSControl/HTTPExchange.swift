@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NetworkSupport
 
 /// What went wrong with one HTTP exchange.
 public enum HTTPExchangeError: Error, Equatable, CustomStringConvertible {

@@ -127,41 +127,53 @@ private struct JSONParser {
     }
   }
 
+  /// Most strings have no escape: they are decoded straight from the input. Escaped ones are
+  /// rebuilt as UTF-8 bytes and decoded once (a scalar at a time cost more than the request).
   mutating func parseString() throws(JSONError) -> String {
     index += 1
-    var scalars = String.UnicodeScalarView()
-    var runStart = index
-    func flush(_ parser: JSONParser, upTo end: Int, into scalars: inout String.UnicodeScalarView) {
-      if end > runStart {
-        scalars.append(contentsOf: String(decoding: parser.bytes[runStart..<end], as: UTF8.self).unicodeScalars)
-      }
-    }
+    let start = index
     while index < bytes.count {
       let byte = bytes[index]
       if byte == UInt8(ascii: "\"") {
-        flush(self, upTo: index, into: &scalars)
         index += 1
-        return String(scalars)
+        return decodeUTF8(start..<index - 1)
       }
       if byte < 0x20 { throw fail("control character in string") }
-      if byte != UInt8(ascii: "\\") {
-        index += 1
+      if byte == UInt8(ascii: "\\") { return try parseEscapedString(from: start) }
+      index += 1
+    }
+    throw fail("unterminated string")
+  }
+
+  func decodeUTF8(_ range: Range<Int>) -> String {
+    bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+  }
+
+  /// The rest of a string that has an escape at `index`; `start` is its first byte.
+  mutating func parseEscapedString(from start: Int) throws(JSONError) -> String {
+    var utf8 = Array(bytes[start..<index])
+    while index < bytes.count {
+      let byte = bytes[index]
+      index += 1
+      if byte == UInt8(ascii: "\"") { return String(decoding: utf8, as: UTF8.self) }
+      if byte < 0x20 {
+        index -= 1
+        throw fail("control character in string")
+      }
+      guard byte == UInt8(ascii: "\\") else {
+        utf8.append(byte)
         continue
       }
-      flush(self, upTo: index, into: &scalars)
-      index += 1
       guard index < bytes.count else { throw fail("unexpected end") }
       let escape = bytes[index]
       index += 1
       switch escape {
-      case UInt8(ascii: "\""): scalars.append("\"")
-      case UInt8(ascii: "\\"): scalars.append("\\")
-      case UInt8(ascii: "/"): scalars.append("/")
-      case UInt8(ascii: "b"): scalars.append("\u{08}")
-      case UInt8(ascii: "f"): scalars.append("\u{0C}")
-      case UInt8(ascii: "n"): scalars.append("\n")
-      case UInt8(ascii: "r"): scalars.append("\r")
-      case UInt8(ascii: "t"): scalars.append("\t")
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escape)
+      case UInt8(ascii: "b"): utf8.append(0x08)
+      case UInt8(ascii: "f"): utf8.append(0x0C)
+      case UInt8(ascii: "n"): utf8.append(0x0A)
+      case UInt8(ascii: "r"): utf8.append(0x0D)
+      case UInt8(ascii: "t"): utf8.append(0x09)
       case UInt8(ascii: "u"):
         var code = try parseHex4()
         if (0xD800..<0xDC00).contains(code), index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
@@ -172,18 +184,23 @@ private struct JSONParser {
           if (0xDC00..<0xE000).contains(low) {
             code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
           } else {
-            scalars.append("\u{FFFD}")
+            utf8.append(contentsOf: Self.replacementCharacter)
             code = low
           }
         }
-        scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+        if let scalar = Unicode.Scalar(code) {
+          utf8.append(contentsOf: UTF8.encode(scalar)!)
+        } else {
+          utf8.append(contentsOf: Self.replacementCharacter)
+        }
       default:
         throw fail("unknown escape")
       }
-      runStart = index
     }
     throw fail("unterminated string")
   }
+
+  static let replacementCharacter: [UInt8] = [0xEF, 0xBF, 0xBD]
 
   mutating func parseHex4() throws(JSONError) -> UInt32 {
     guard index + 4 <= bytes.count else { throw fail("unexpected end") }
@@ -207,8 +224,19 @@ private struct JSONParser {
     let start = index
     if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
     let digitsStart = index
+    // Whole numbers of up to 15 digits (indexes, counts, ids) are exact as Double and need no
+    // text conversion.
+    var whole: Int64 = 0
+    while index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+      whole = whole &* 10 &+ Int64(bytes[index] &- UInt8(ascii: "0"))
+      index += 1
+    }
+    let digits = index - digitsStart
+    if digits > 0, digits <= 15, index == bytes.count || !isNumberByte(bytes[index]) {
+      return bytes[start] == UInt8(ascii: "-") ? -Double(whole) : Double(whole)
+    }
     while index < bytes.count, isNumberByte(bytes[index]) { index += 1 }
-    guard index > digitsStart, let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)) else {
+    guard index > digitsStart, let value = Double(decodeUTF8(start..<index)) else {
       index = start
       throw fail("unexpected character")
     }
@@ -263,6 +291,12 @@ extension JSONValue {
 
   private static func writeString(_ text: String, to out: inout String) {
     out += "\""
+    // Most text needs no escape and goes in whole.
+    if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+      out += text
+      out += "\""
+      return
+    }
     for scalar in text.unicodeScalars {
       switch scalar {
       case "\"": out += "\\\""

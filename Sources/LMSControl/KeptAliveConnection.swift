@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NetworkSupport
 
 /// Requests to one HTTP server over a single kept-alive HTTP/1.1 connection, one at a time, in
 /// the order sent. LMS keeps an idle connection open (more than 40 s measured), so a status poll
@@ -261,16 +262,5 @@ private final class KeptAliveHandler: ChannelInboundHandler, RemovableChannelHan
 
   func errorCaught(context: ChannelHandlerContext, error: any Error) {
     owner.failed(context.channel, error)
-  }
-}
-
-extension ClientBootstrap {
-  /// A numeric address is connected to directly: the name resolver would hand every connect to a
-  /// thread of its own for `getaddrinfo`, even for an address that needs no lookup.
-  func connect(hostOrAddress host: String, port: Int) -> EventLoopFuture<any Channel> {
-    if let address = try? SocketAddress(ipAddress: host, port: port) {
-      return connect(to: address)
-    }
-    return connect(host: host, port: port)
   }
 }

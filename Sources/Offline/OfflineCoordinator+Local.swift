@@ -54,17 +54,24 @@ extension OfflineCoordinator {
       let position = heardQueuePosition()
     else { return }
     let ledger = machine.ledger
+    let clock = MonotonicClock.nanoseconds()
+    // Most seconds only the position moved, and that is saved at most every interval: known
+    // without building the state to compare.
+    let shape = SavedShape(
+      server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
+      sampleRate: position.sampleRate, ledgerRevision: ledger.revision)
+    if !now, shape == lastSavedShape, clock - lastSavedAt < Self.positionSaveInterval { return }
     let saved = SavedPlayback(
       server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
       position: position.seconds, sampleRate: position.sampleRate, trackCount: ledger.trackCount,
       queue: ledger.tracks.filter { $0.index >= position.index })
     guard saved != lastSaved else { return }
-    let clock = MonotonicClock.nanoseconds()
     let onlyMoved = !now && lastSaved.map(saved.differsOnlyInPosition(from:)) == true
     if onlyMoved, clock - lastSavedAt < Self.positionSaveInterval { return }
     do {
       try saved.save(to: path, durable: !onlyMoved)
       lastSaved = saved
+      lastSavedShape = shape
       lastSavedAt = clock
     } catch {
       logger.error("offline: cannot save the playing state: \(error)")
@@ -73,6 +80,15 @@ extension OfflineCoordinator {
 
   /// Nanoseconds between saves of a position that only moved on.
   static let positionSaveInterval: UInt64 = 15_000_000_000
+
+  /// What a saved state holds besides the position.
+  struct SavedShape: Equatable {
+    var server: String
+    var playlistTimestamp: Double?
+    var index: Int
+    var sampleRate: Int
+    var ledgerRevision: Int
+  }
 
   private func resume(_ saved: SavedPlayback) {
     serverIdentity = saved.server

@@ -63,6 +63,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   var saveTask: AlignedTick?
   var lastSaved: SavedPlayback?
   var lastSavedAt: UInt64 = 0
+  var lastSavedShape: SavedShape?
   var wasPlaying = false
   /// How long the server's next track is overdue (the starving rule of `ServerLiveness`).
   var nextTrackWait = NextTrackWait()

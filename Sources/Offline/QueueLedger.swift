@@ -48,6 +48,9 @@ public struct QueueLedger: Equatable, Sendable {
   /// The last status read from the server (or rebuilt from a saved state).
   public private(set) var latest: LMSStatus?
   public private(set) var placements: [Int: Placement] = [:]
+  /// Grows whenever the entries or the track count change: tells a queue that moved on from one
+  /// that did not without comparing them.
+  public private(set) var revision = 0
 
   public init() {}
 
@@ -59,10 +62,12 @@ public struct QueueLedger: Equatable, Sendable {
   /// Takes a status: its window replaces what was known there. An edit (a changed count or
   /// an entry that differs) makes everything outside the window stale, so it is dropped.
   public mutating func record(_ status: LMSStatus) {
+    let before = (entries, trackCount)
     if case .edited = compare(with: status) { entries.removeAll() }
     for track in status.tracks { entries[track.index] = track }
     trackCount = status.trackCount
     latest = status
+    if entries != before.0 || trackCount != before.1 { revision &+= 1 }
   }
 
   /// Whether `status` shows the queue this ledger knows: the same number of tracks (when both

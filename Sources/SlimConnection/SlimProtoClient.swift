@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import NIOPosix
+import NetworkSupport
 import SlimProto
 
 #if canImport(Glibc)
@@ -163,7 +164,7 @@ public final class SlimProtoClient: @unchecked Sendable {
             ConnectionEventsHandler(client: self))
         }
       }
-      .connect(host: server.host, port: server.port)
+      .connect(hostOrAddress: server.host, port: server.port)
       .hop(to: eventLoop)
       .whenComplete { result in
         switch result {

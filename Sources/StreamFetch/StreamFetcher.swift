@@ -2,6 +2,7 @@ import AudioBuffers
 import Logging
 import NIOCore
 import NIOPosix
+import NetworkSupport
 import SlimProto
 import Support
 import Synchronization
@@ -83,7 +84,7 @@ public final class StreamFetcher: @unchecked Sendable {
       .channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }
       }
-      .connect(host: host, port: port)
+      .connect(hostOrAddress: host, port: port)
       .hop(to: eventLoop)
       .whenComplete { result in
         let handler = bound.value

@@ -14,6 +14,21 @@ import Testing
     #expect(value["result"]?["playlist_loop"]?[0]?["title"]?.string == "A \"quoted\" été 🎵")
   }
 
+  @Test func numbersWholeAndOtherwise() throws {
+    let value = try JSONValue(parsing: "[0,-12,123456789012345,1234567890123456789,1.5,-2.5e3,1E2,-0]")
+    let expected: [Double] = [0, -12, 123_456_789_012_345, 1_234_567_890_123_456_768, 1.5, -2500, 100, -0.0]
+    #expect(value.array?.compactMap(\.double) == expected)
+    #expect(value[7]?.double?.sign == .minus)
+  }
+
+  @Test func stringsWithAndWithoutEscapes() throws {
+    let value = try JSONValue(
+      parsing: #"["plain été", "tab\there", "\ud83c x", "\u0041\/\\", "", "end\""]"#)
+    #expect(value.array?.compactMap(\.string) == ["plain été", "tab\there", "\u{FFFD} x", "A/\\", "", "end\""])
+    #expect(throws: JSONError.self) { try JSONValue(parsing: "[\"a\\n\u{01}\"]") }
+    #expect(throws: JSONError.self) { try JSONValue(parsing: "[\"a\\n") }
+  }
+
   @Test func lenientAccessors() {
     #expect(JSONValue.string(" 42 ").int == 42)
     #expect(JSONValue.number(3).string == "3")

@@ -72,6 +72,24 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(ledger.compare(with: status(changed, current: 0)) != .same)
   }
 
+  @Test func theRevisionMovesWithTheEntriesNotWithTheTime() {
+    var ledger = QueueLedger()
+    ledger.record(status(queue(6), current: 0))
+    let first = ledger.revision
+    // Polls that only see the time move, or the current track advance over known entries.
+    ledger.record(status(queue(6), current: 0, time: 5))
+    ledger.record(status(queue(6), current: 1, time: 12))
+    #expect(ledger.revision == first)
+    // A longer queue, then an entry replaced in place.
+    ledger.record(status(queue(7), current: 1))
+    #expect(ledger.revision > first)
+    let grown = ledger.revision
+    var replaced = queue(7)
+    replaced[4].fileSize = 1
+    ledger.record(status(replaced, current: 1))
+    #expect(ledger.revision > grown)
+  }
+
   @Test func aCorrectionMovesEveryPlacedTrack() {
     var ledger = QueueLedger()
     ledger.place(5, at: 2)

@@ -16,6 +16,7 @@ import asyncio
 import json
 import logging
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -585,7 +586,8 @@ def run_real_path(args: argparse.Namespace, parts: set[str], progress) -> tuple[
     if os.geteuid() != 0:
         raise SystemExit("the real-path parts need root (LMS, control groups); --only sizes,throughput runs without")
     players = [
-        bench_real.PlayerSpec("slimplay", "slimplay", args.slimplay, "02:00:00:00:be:21", slimplay=True),
+        bench_real.PlayerSpec("slimplay", "slimplay", args.slimplay, "02:00:00:00:be:21", slimplay=True,
+                              extra_args=shlex.split(args.slimplay_args)),
         bench_real.PlayerSpec("squeezelite-debian", "squeezelite 1.9.9 (Debian)", args.squeezelite, "02:00:00:00:be:22"),
     ]
     if args.squeezelite_upstream:
@@ -596,7 +598,8 @@ def run_real_path(args: argparse.Namespace, parts: set[str], progress) -> tuple[
     os.chmod(work, 0o755)
     results: dict = {}
     try:
-        with bench_real.RealPathBench(work, players, args.track_seconds, args.radio_seconds, progress) as bench:
+        with bench_real.RealPathBench(work, players, args.track_seconds, args.radio_seconds, progress,
+                                      keep_captures=args.keep_captures) as bench:
             if "real" in parts:
                 results["real"] = {a.key: {p.key: [] for p in players} for a in albums}
                 for i in range(args.runs):
@@ -614,7 +617,7 @@ def run_real_path(args: argparse.Namespace, parts: set[str], progress) -> tuple[
                 results["memory"] = {flac.key: bench.smallest(flac, "memory", 3 * 2**20, 96 * 2**20,
                                                               args.memory_steps, players)}
     finally:
-        if args.keep:
+        if args.keep or args.keep_captures:
             print(f"real-path work folder kept: {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
@@ -890,6 +893,7 @@ REAL_PARTS = {"real", "quota", "memory"}
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--slimplay", required=True, help="the slimplay binary")
+    parser.add_argument("--slimplay-args", default="", help="extra slimplay options, e.g. '-d all=debug'")
     parser.add_argument("--squeezelite", default="/usr/bin/squeezelite", help="Debian's squeezelite")
     parser.add_argument("--squeezelite-upstream", help="the lean upstream build (codecs loaded at run time)")
     parser.add_argument("--track-seconds", type=float, default=20,
@@ -913,6 +917,8 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (media, logs)")
+    parser.add_argument("--keep-captures", action="store_true",
+                        help="real path: also keep each player's capture in the work folder (implies --keep)")
     parser.add_argument("--profiled-slimplay", type=Path,
                         help="with --link-order: a build of slimplay with -profile-generate, run at full speed")
     parser.add_argument("--link-order", type=Path,

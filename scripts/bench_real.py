@@ -117,7 +117,8 @@ class BenchTrack:
 
     def reference(self) -> bytes:
         """The track's PCM as a bit-exact player writes it with `-o - -a out_bits` at volume 100."""
-        target = self.master.with_suffix(".ref.raw")
+        # per kind: the FLAC, MP3 and WAV albums share their masters, not their decodes
+        target = self.master.with_name(f"{self.master.stem}.{self.spec.kind}.ref.raw")
         if not target.exists():
             partial = target.with_suffix(".partial")
             kind = self.spec.kind
@@ -260,11 +261,12 @@ class PlayerSpec:
     mac: str
     slimplay: bool = False
     environment: dict[str, str] = field(default_factory=dict)
+    extra_args: list[str] = field(default_factory=list)  # e.g. debug logging while chasing a stall
 
     def command(self, out_bits: int, state_dir: Path) -> list[str]:
         common = ["-s", TAP_ADDR, "-m", self.mac, "-n", f"bench {self.key}", "-o", "-", "-a", str(out_bits)]
         if self.slimplay:
-            return [self.binary, *common, "--state-dir", str(state_dir)]
+            return [self.binary, *common, "--state-dir", str(state_dir), *self.extra_args]
         # squeezelite's stdout output announces MaxSampleRate=44100 unless told otherwise, and LMS
         # then resamples a 96 kHz album for it: the same ceiling slimplay announces for stdout keeps
         # the three on the same stream.
@@ -400,8 +402,10 @@ def analyse_capture(capture: Path, reference: bytes, frame_bytes: int, stalls: l
 
 class RealPathBench:
     def __init__(self, work: Path, players: list[PlayerSpec], track_seconds: float, radio_seconds: float,
-                 progress: Callable[[str], None], lms_state: Path = Path("/tmp/slimplay-bench-lms")):
+                 progress: Callable[[str], None], lms_state: Path = Path("/tmp/slimplay-bench-lms"),
+                 keep_captures: bool = False):
         self.work = work
+        self.keep_captures = keep_captures
         self.players = players
         self.progress = progress
         self.library = BenchLibrary(Path("/tmp/slimplay-bench-music"), track_seconds, radio_seconds)
@@ -435,6 +439,11 @@ class RealPathBench:
 
     # -- one player --
 
+    def discard(self, capture: Path) -> None:
+        """A capture is large: kept only with --keep-captures, to look into a difference."""
+        if not self.keep_captures:
+            capture.unlink(missing_ok=True)
+
     def start_player(self, spec: PlayerSpec, album: AlbumSpec, quota: float | None = None,
                      memory_limit: int | None = None) -> Running:
         self.counter += 1
@@ -463,6 +472,14 @@ class RealPathBench:
         return Running(spec, process, reader, report, capture, group, started, log)
 
     def stop_player(self, running: Running) -> dict:
+        # LMS keeps a player's queue for 300 s after it leaves and resumes it when the same MAC comes
+        # back: the next trial's player would start with a second of the previous album, then the
+        # bench's own queue (a gap that is the bench's, not the player's).
+        for command in (["stop"], ["playlist", "clear"]):
+            try:
+                self.lms.rpc(running.spec.mac, command, timeout=3)
+            except Exception:  # noqa: BLE001 - a player LMS never saw, or a server already gone
+                pass
         end_process(running.process)
         end_process(running.reader, terminate=False)  # it ends with its input, reporting
         report = json.loads(running.report.read_text()) if running.report.exists() else {}
@@ -581,7 +598,7 @@ class RealPathBench:
                 **analyse_capture(running.capture, reference, album.frame_bytes, report.get("stalls", []),
                                   report.get("capture_offset", 0)),
             }
-            running.capture.unlink(missing_ok=True)
+            self.discard(running.capture)
         return results
 
     # -- the first track under a limit --
@@ -628,7 +645,7 @@ class RealPathBench:
         for running in runnings:
             key = running.spec.key
             if key in outcome:
-                running.capture.unlink(missing_ok=True)
+                self.discard(running.capture)
                 continue
             report = reports[key]
             size = running.capture.stat().st_size if running.capture.exists() else 0
@@ -646,7 +663,7 @@ class RealPathBench:
                               f"exit {running.process.returncode}"
                               + (f"; stalls at (s into the track, s long) {describe_stalls(stalls, report, album)}"
                                  if stalls else ""))
-            running.capture.unlink(missing_ok=True)
+            self.discard(running.capture)
         return outcome
 
     def smallest(self, album: AlbumSpec, kind: str, low: float, high: float, steps: int,

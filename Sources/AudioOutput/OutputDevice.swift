@@ -28,6 +28,10 @@ public protocol OutputDevice: AnyObject {
   func close()
   /// Writes frames, blocking as a real device paces. Returns frames taken.
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int
+  /// How long until a write of `frames` would not block, for a device paced by the clock rather
+  /// than by a wait of its own (0, the default: `write` waits itself). The output thread waits
+  /// that long where a command can cut the wait short.
+  func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64
   /// Frames written and not yet heard.
   func delayFrames() -> Int
   /// Drops what is queued (a flush), so the device is ready to start again.
@@ -43,4 +47,5 @@ public protocol OutputDevice: AnyObject {
 extension OutputDevice {
   public func pauseQueued() { discardQueued() }
   public func startFrames(sampleRate: Int) -> Int { 0 }
+  public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 { 0 }
 }

@@ -9,6 +9,7 @@ import Support
 extension OutputPlayer {
   func post(_ change: (inout Requests) -> Void) {
     requests.withLock { change(&$0) }
+    requestsPosted.add(1, ordering: .releasing)
     wakeup.signalAlways()
   }
 

@@ -68,6 +68,12 @@ public final class OutputPlayer: @unchecked Sendable {
   let configuration: Configuration
   let wakeup = Wakeup()
   let requests = Mutex(Requests())
+  /// Counts posts, so that a wait of the output thread can tell a command from other wake-ups.
+  let requestsPosted = Atomic<Int>(0)
+  /// `requestsPosted` when the output thread last took the requests.
+  private var requestsTaken = 0
+  /// While the output waits for room in the device: frames arriving need not wake it.
+  private let waitsForRoom = Atomic<Bool>(false)
   /// The last request sequence applied, and the signal that it moved.
   let appliedSequence = Atomic<Int>(0)
   let applied = Semaphore()
@@ -150,6 +156,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Wakes the output thread because frames arrived (cheap when it is busy). Run dry, it waits
   /// for `dryResumeFrames` or a track boundary, or its 20 ms timeout.
   public func framesAvailable() {
+    guard !waitsForRoom.load(ordering: .acquiring) else { return }
     let wanted = dryWakeBytes.load(ordering: .acquiring)
     guard wanted == 0 || output.ring.fill >= wanted || output.boundaries.count > 0 else { return }
     wakeup.signal()
@@ -180,6 +187,7 @@ public final class OutputPlayer: @unchecked Sendable {
 
   /// False once the thread is to end.
   private func applyRequests() -> Bool {
+    requestsTaken = requestsPosted.load(ordering: .acquiring)
     let pending = requests.withLock { current -> Requests in
       let copy = current
       current = Requests()
@@ -326,6 +334,8 @@ public final class OutputPlayer: @unchecked Sendable {
     }
     supply.framesArrived()
     guard device.isOpen || ensureOpen(rate: device.sampleRate) else { return }
+    // Before the frames are touched (gain is applied in place): a command may come first.
+    guard waitForRoom(frames: frames) else { return }
     let samples = UnsafeMutableBufferPointer(
       start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
       count: frames * 2)
@@ -350,6 +360,19 @@ public final class OutputPlayer: @unchecked Sendable {
     framesPlayed += frames
     publish(running: true)
     wakeDecoderIfRoom()
+  }
+
+  /// Waits until the device has room for `frames` (a device paced by the clock, see
+  /// `OutputDevice.nanosecondsUntilRoom`); a command ends the wait, and false says so: the caller
+  /// returns, so that the command (a pause, a flush) applies before anything more is written.
+  private func waitForRoom(frames: Int) -> Bool {
+    let nanoseconds = device.nanosecondsUntilRoom(forFrames: frames)
+    guard nanoseconds > 0 else { return true }
+    let milliseconds = Int32(min((nanoseconds + 999_999) / 1_000_000, 1000))
+    waitsForRoom.store(true, ordering: .releasing)
+    wakeup.wait(timeoutMilliseconds: milliseconds) { requestsPosted.load(ordering: .acquiring) == requestsTaken }
+    waitsForRoom.store(false, ordering: .releasing)
+    return requestsPosted.load(ordering: .acquiring) == requestsTaken
   }
 
   /// Wakes the decoder only when there is room worth filling (a quarter of the ring): one

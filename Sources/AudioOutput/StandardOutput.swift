@@ -14,14 +14,18 @@ import Support
 /// back to write it again on resume, as `snd_pcm_pause` keeps it. Another user's pipe cannot be
 /// emptied from this end, so it is kept to one page (23 ms of CD audio).
 ///
-/// Into a deep pipe the output writes a quarter of the pipe at a time, and waits for that much room
-/// on the clock rather than in `write`: a writer blocked in a full pipe is woken by every read of
-/// its reader (43 a second for a reader taking pages of CD audio), this one four times a pipe.
+/// Into a deep pipe the output writes half the pipe at a time (at most 8192 frames), and waits for
+/// that much room on the clock rather than in `write`: a writer blocked in a full pipe is woken by
+/// every read of its reader (43 a second for a reader taking pages of CD audio), this one twice a
+/// pipe. A wake-up of the output costs more than the bytes it writes; half a pipe still leaves a
+/// sixth of a second queued when the next half is due.
 public final class StandardOutput: OutputDevice {
   public let name = "stdout"
   public private(set) var isOpen = false
   public private(set) var sampleRate = 44100
   public private(set) var chunkFrames = 1024
+  /// A pipe is kept in pages: the smallest step in which its reader makes room.
+  private static let readerStep = 4096
   /// The deep pipe's size in bytes; 0 when the pipe is kept to a page (or is no pipe).
   private var pipeCapacity = 0
   private var packer: SamplePacker
@@ -58,7 +62,7 @@ public final class StandardOutput: OutputDevice {
       // pipe is written as a shallow one.
       let granted = Int(slimplay_set_pipe_size(fileDescriptor, Int32(size)))
       pipeCapacity = drainable && granted >= size ? granted : 0
-      chunkFrames = pipeCapacity > 0 ? min(scratch.count, pipeCapacity / 4) / frameBytes : 1024
+      chunkFrames = pipeCapacity > 0 ? min(scratch.count, pipeCapacity / 2) / frameBytes : 1024
       if pipeCapacity > held.count, heldBytes == 0 {
         // Untouched until a pause fills it; sized on opening, never on the way to the device.
         held.deallocate()
@@ -95,7 +99,7 @@ public final class StandardOutput: OutputDevice {
     let taken = UnsafeBufferPointer(rebasing: samples[0..<min(samples.count, maxSamples)])
     try writeHeld()
     let byteCount = packer.pack(taken, into: scratch, dither: dither)
-    if pipeCapacity > 0 { waitForRoom(byteCount) }
+    waitForRoom(byteCount)
     if case .failure(let failure) = POSIXIO.writeAll(
       fileDescriptor, UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount]))
     {
@@ -118,13 +122,27 @@ public final class StandardOutput: OutputDevice {
     heldBytes = 0
   }
 
-  /// Sleeps until the reader, at the stream's rate, has made room for `byteCount` bytes.
-  private func waitForRoom(_ byteCount: Int) {
+  /// How long the reader, at the stream's rate, takes to make room for `byteCount` bytes and a
+  /// page more: a reader takes the pipe in steps (a page, a period), not evenly, and a writer that
+  /// wakes between two steps would block in `write` until the next one, a second wake-up per chunk.
+  private func nanosecondsUntilRoom(forBytes byteCount: Int) -> Int {
+    guard pipeCapacity > 0 else { return 0 }
     let queued = Int(slimplay_queued_bytes(fileDescriptor))
-    let missing = byteCount - (pipeCapacity - queued)
+    let missing = min(byteCount + Self.readerStep, pipeCapacity) - (pipeCapacity - queued)
     let bytesPerSecond = sampleRate * packer.format.bytesPerFrame
-    guard queued >= 0, missing > 0, bytesPerSecond > 0 else { return }
-    let nanoseconds = missing * 1_000_000_000 / bytesPerSecond
+    guard queued >= 0, missing > 0, bytesPerSecond > 0 else { return 0 }
+    return missing * 1_000_000_000 / bytesPerSecond
+  }
+
+  public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {
+    UInt64(nanosecondsUntilRoom(forBytes: min(frames, chunkFrames) * packer.format.bytesPerFrame))
+  }
+
+  /// Sleeps until there is room for `byteCount` bytes (the output thread has usually waited for
+  /// it already, where a command could interrupt the wait).
+  private func waitForRoom(_ byteCount: Int) {
+    let nanoseconds = nanosecondsUntilRoom(forBytes: byteCount)
+    guard nanoseconds > 0 else { return }
     var pause = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
     nanosleep(&pause, nil)
   }

@@ -42,20 +42,22 @@ import Testing
     }
   }
 
-  @Test func itsOwnPipeHoldsAThirdOfASecondOrMore() throws {
+  @Test func itsOwnPipeHoldsTwoThirdsOfASecondOrMoreUpToTheKernelsLimit() throws {
     let pipe = Pipe()
     let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
     try output.open(sampleRate: 44100)
-    #expect(pipe.size == 65536)  // 371 ms
-    #expect(output.chunkFrames == 8192)  // half of it
+    #expect(pipe.size == 131072)  // 743 ms
+    #expect(output.chunkFrames == 8192)  // a quarter of it
+    #expect(output.startFrames(sampleRate: 44100) == 32768 + 2 * 8192)
     try output.open(sampleRate: 96000)
-    #expect(pipe.size == 131072)  // 341 ms
-    #expect(output.chunkFrames == 8192)  // a quarter: writes stay within 8192 frames
+    #expect(pipe.size == 262144)  // 683 ms
+    #expect(output.chunkFrames == 8192)  // an eighth: writes stay within 8192 frames
     let wide = Pipe()
     let wideOutput = StandardOutput(format: .s32, fileDescriptor: wide.writeEnd)
     try wideOutput.open(sampleRate: 192000)
-    #expect(wide.size == 524288)  // 341 ms of 32-bit 192 kHz
-    #expect(wideOutput.chunkFrames == 8192)
+    #expect(wide.size == 1_048_576)  // 683 ms of 32-bit 192 kHz
+    try wideOutput.open(sampleRate: 384000)
+    #expect(wide.size == 1_048_576, "an unprivileged user's largest pipe")  // 341 ms
   }
 
   @Test func roomIsWaitedForUntilTheReaderHasTakenAChunkAndAPage() throws {
@@ -63,7 +65,7 @@ import Testing
     let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
     try output.open(sampleRate: 44100)
     #expect(output.nanosecondsUntilRoom(forFrames: output.chunkFrames) == 0, "an empty pipe has room")
-    try write(output, frames(8192))  // half of the 64 KiB pipe
+    try write(output, frames(24576))  // three quarters of the 128 KiB pipe
     // Room for 8192 frames and a page (1024 frames) more: 1024 frames must be read first.
     #expect(output.nanosecondsUntilRoom(forFrames: 8192) == UInt64(1024 * 1_000_000_000 / 44100))
     #expect(pipe.read(4096).count == 4096)

@@ -229,3 +229,24 @@ def test_aiff_is_bit_exact(server, start_player, media, media_server):
     player, capture, _ = play_lms_style(server, start_player, media_server, aiff.name, b"p")
     reference = media.raw_reference(wav)
     assert capture.wait_for_length(len(reference), timeout=5) == reference, player.log()
+
+
+def test_a_wav_that_ends_the_queue_comes_out_to_its_last_frame(server, start_player, media, media_server):
+    """A 3 s WAV as the last track, after a FLAC, read at a sound card's pace: every frame of both,
+    and nothing after them, even a second after the player reported the end (STMu)."""
+    first = media.flac(media.tone("end-a.wav", seconds=2, freq="330"))
+    last = media.tone("end-b.wav", seconds=3, freq="550")
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "-", "-a", "16", capture=True)
+    capture = Capture(player.process.stdout, bytes_per_second=44100 * 4)
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + first.name))
+    assert server.wait_for(lambda: "STMd" in events(server), timeout=5), player.log()
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + last.name, fmt=b"p"))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=20), player.log()
+    expected = media.flac_reference(first) + media.raw_reference(last)
+    got = capture.wait_for_length(len(expected) + 1, timeout=1.0)
+    assert len(got) == len(expected), f"{(len(got) - len(expected)) // 4} frames off\n{player.log()}"
+    assert got == expected
+    assert events(server).count("STMs") == 2

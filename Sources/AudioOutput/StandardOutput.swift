@@ -8,18 +8,18 @@ import Support
 /// Raw interleaved little-endian PCM on standard output (`-o -`). A pipe's reader paces it.
 ///
 /// The pipe is the output's buffer, as a sound card's is. When the player may open the pipe for
-/// reading too (its own pipe, as a shell makes it), the pipe holds two thirds of a second to a
-/// second (a third at 384 kHz, where the kernel's 1 MiB limit stops it), deep enough that a player
-/// starved of CPU for several scheduling periods (a throttled control group) keeps the reader fed;
-/// a flush takes back what it queued, as `snd_pcm_drop` does, and a pause takes it back to write
-/// it again on resume, as `snd_pcm_pause` keeps it. Another user's pipe cannot be emptied from this
-/// end, so it is kept to one page (23 ms of CD audio).
+/// reading too (its own pipe, as a shell makes it), the pipe holds a third to half a second, deep
+/// enough that a player starved of CPU for a scheduling period (a throttled control group) keeps
+/// the reader fed, and no deeper: gain is applied before the pipe, so a volume change (and LMS's
+/// fade around a pause) is heard a pipe late. A flush takes back what it queued, as `snd_pcm_drop`
+/// does, and a pause takes it back to write it again on resume, as `snd_pcm_pause` keeps it.
+/// Another user's pipe cannot be emptied from this end, so it is kept to one page (23 ms of CD
+/// audio).
 ///
-/// Into a deep pipe the output writes a quarter of the pipe at a time, at most 8192 frames (186 ms
-/// of CD audio), and waits for that much room on the clock rather than in `write`: a writer
-/// blocked in a full pipe is woken by every read of its reader (43 a second for a reader taking
-/// pages of CD audio), this one five times a second. A wake-up of the output costs more than the
-/// bytes it writes.
+/// Into a deep pipe the output writes a quarter of the pipe at a time, and waits for that much room
+/// and a page more on the clock rather than in `write`: a writer blocked in a full pipe is woken by
+/// every read of its reader (43 a second for a reader taking pages of CD audio), this one four
+/// times a pipe.
 public final class StandardOutput: OutputDevice {
   public let name = "stdout"
   public private(set) var isOpen = false
@@ -63,7 +63,8 @@ public final class StandardOutput: OutputDevice {
       // pipe is written as a shallow one.
       let granted = Int(slimplay_set_pipe_size(fileDescriptor, Int32(size)))
       pipeCapacity = drainable && granted >= size ? granted : 0
-      chunkFrames = pipeCapacity > 0 ? Self.chunkBytes(pipeBytes: pipeCapacity, scratchBytes: scratch.count) / frameBytes : 1024
+      chunkFrames =
+        pipeCapacity > 0 ? Self.chunkBytes(pipeBytes: pipeCapacity, scratchBytes: scratch.count) / frameBytes : 1024
       if pipeCapacity > held.count, heldBytes == 0 {
         // Untouched until a pause fills it; sized on opening, never on the way to the device.
         held.deallocate()
@@ -74,22 +75,19 @@ public final class StandardOutput: OutputDevice {
     isOpen = true
   }
 
-  /// A deep pipe starts full, with two writes decoded behind it (what the output keeps in hand
-  /// before it waits for the decoder rather than pads, see `OutputSupply`): its reader's clock
-  /// starts with the first byte, while the decoder may still be sharing a short CPU with the stream.
+  /// A deep pipe starts full, and as much again is decoded behind it: its reader's clock starts
+  /// with the first byte, while the decoder may still be sharing a short CPU with the stream.
   public func startFrames(sampleRate: Int) -> Int {
-    guard drainable else { return 0 }
-    let pipe = Self.pipeBytes(rate: sampleRate, frameBytes: packer.format.bytesPerFrame)
-    return (pipe + 2 * Self.chunkBytes(pipeBytes: pipe, scratchBytes: scratch.count)) / packer.format.bytesPerFrame
+    drainable
+      ? 2 * Self.pipeBytes(rate: sampleRate, frameBytes: packer.format.bytesPerFrame) / packer.format.bytesPerFrame : 0
   }
 
-  /// The largest power of two (the kernel rounds to one) holding at most a second, at least
-  /// 64 KiB and at most 1 MiB (`/proc/sys/fs/pipe-max-size` for an unprivileged user): 743 ms of
-  /// 16-bit 44.1 kHz, 683 ms of 32-bit 96 kHz.
+  /// The largest power of two (the kernel rounds to one) holding at most half a second, and at
+  /// least 64 KiB: 371 ms of 16-bit 44.1 kHz, 341 ms of 32-bit 96 kHz.
   static func pipeBytes(rate: Int, frameBytes: Int) -> Int {
-    let second = rate * frameBytes
+    let half = rate * frameBytes / 2
     var size = 65536
-    while size * 2 <= second && size < 1 << 20 { size *= 2 }
+    while size * 2 <= half { size *= 2 }
     return size
   }
 

@@ -63,8 +63,7 @@ public final class StandardOutput: OutputDevice {
       // pipe is written as a shallow one.
       let granted = Int(slimplay_set_pipe_size(fileDescriptor, Int32(size)))
       pipeCapacity = drainable && granted >= size ? granted : 0
-      chunkFrames =
-        pipeCapacity > 0 ? Self.chunkBytes(pipeBytes: pipeCapacity, scratchBytes: scratch.count) / frameBytes : 1024
+      chunkFrames = pipeCapacity > 0 ? min(scratch.count, pipeCapacity / 4) / frameBytes : 1024
       if pipeCapacity > held.count, heldBytes == 0 {
         // Untouched until a pause fills it; sized on opening, never on the way to the device.
         held.deallocate()
@@ -90,9 +89,6 @@ public final class StandardOutput: OutputDevice {
     while size * 2 <= half { size *= 2 }
     return size
   }
-
-  /// A quarter of the pipe, at most what the scratch buffer holds.
-  static func chunkBytes(pipeBytes: Int, scratchBytes: Int) -> Int { min(scratchBytes, pipeBytes / 4) }
 
   public func close() {
     heldBytes = 0

@@ -50,6 +50,14 @@ extension OutputPlayer {
     }
   }
 
+  /// Stops writing and keeps what is buffered: the position published then is measured (what was
+  /// written less what the device still holds), not extrapolated from an earlier write. Before
+  /// the heard position is saved at shutdown: a reader slower than the clock must not be
+  /// credited with frames it never took.
+  public func halt(timeoutMilliseconds: Int = 2000) -> Bool {
+    postAndWait(timeoutMilliseconds: timeoutMilliseconds) { $0.stop = true }
+  }
+
   /// Drops frames from `frame` on, keeping what plays before it; as `stopAndFlush` otherwise.
   public func flush(from frame: Int, releasingHold: Bool, timeoutMilliseconds: Int = 2000) -> Bool {
     postAndWait(timeoutMilliseconds: timeoutMilliseconds) {

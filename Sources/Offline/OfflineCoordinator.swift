@@ -143,6 +143,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   /// The process is exiting: where playback is gets saved (to resume from after a restart
   /// without a server), polling and downloads stop; partial downloads stay resumable.
   public func shutDown() {
+    engine.haltOutput()
     saveIfPlaying()
     shuttingDown = true
     poller.stop()

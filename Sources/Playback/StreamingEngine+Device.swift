@@ -15,6 +15,13 @@ extension StreamingEngine {
     outputRunning = false
   }
 
+  /// The first step of a shutdown: the output stops writing, so the heard position is what the
+  /// device took, measured, and can be saved as such.
+  public func haltOutput() {
+    guard outputRunning, !player.halt() else { return }
+    logger.warning("output: \(deviceName) blocked in a write; the saved position is an estimate")
+  }
+
   /// On the control loop.
   func handleDeviceEvent(_ event: OutputEvent) {
     switch event {

@@ -14,6 +14,10 @@ final class ClockPacedSink: OutputDevice, Sendable {
   let name = "clock-paced"
   let chunkFrames = 1024
   private let state = Mutex((isOpen: false, writes: 0, frames: 0))
+  /// What it says it still holds of what it took.
+  let queuedFrames: Int
+
+  init(queuedFrames: Int = 0) { self.queuedFrames = queuedFrames }
 
   var isOpen: Bool { state.withLock { $0.isOpen } }
   let sampleRate = 44100
@@ -32,7 +36,7 @@ final class ClockPacedSink: OutputDevice, Sendable {
   func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {
     writes == 0 ? 0 : 60_000_000_000
   }
-  func delayFrames() -> Int { 0 }
+  func delayFrames() -> Int { queuedFrames }
   func discardQueued() {}
   func playOutQueued() {}
 }
@@ -66,6 +70,34 @@ final class ClockPacedSink: OutputDevice, Sendable {
     #expect(waitUntil { !player.currentPosition().isRunning && player.currentPosition().trackID == 1 })
     #expect(sink.writes == writesBeforePause, "nothing written after the pause")
     #expect(sink.frames == writesBeforePause * sink.chunkFrames)
+  }
+
+  /// Halted (the first step of a shutdown), the output publishes what the device took, measured:
+  /// the heard position no longer runs on with the clock, so a reader slower than the clock is
+  /// not credited with frames it never took.
+  @Test func aHaltedOutputsPositionIsWhatTheDeviceTookAndStaysThere() throws {
+    let sink = ClockPacedSink(queuedFrames: 441)
+    let output = FrameOutput(capacityFrames: 1 << 15)
+    output.beginTrack(id: 1)
+    let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+    let samples = output.writableSamples()
+    for index in 0..<samples.count { samples[index] = Int32(index) << 8 }
+    #expect(output.commit(frames: 8192, format: format))
+    let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
+    let thread = player.startThread()
+    defer {
+      player.shutDown()
+      _ = thread.join(timeoutMilliseconds: 2000)
+    }
+    player.start(.now)
+    #expect(waitUntil { sink.writes >= 1 })
+    #expect(player.halt())
+    let position = player.currentPosition()
+    #expect(!position.isRunning)
+    #expect(position.trackID == 1)
+    let taken = sink.frames - sink.queuedFrames
+    let later = MonotonicClock.nanoseconds() + 5_000_000_000
+    #expect(position.elapsedMilliseconds(now: later) == taken * 1000 / 44100)
   }
 
   /// Polls `condition` for at most two seconds.

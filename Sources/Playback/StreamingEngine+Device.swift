@@ -16,9 +16,10 @@ extension StreamingEngine {
   }
 
   /// The first step of a shutdown: the output stops writing, so the heard position is what the
-  /// device took, measured, and can be saved as such.
+  /// device took, measured, and can be saved as such. A write that has not returned in half a
+  /// second is stuck (a reader that stopped): the shutdown's own wait for it follows.
   public func haltOutput() {
-    guard outputRunning, !player.halt() else { return }
+    guard outputRunning, !player.halt(timeoutMilliseconds: 500) else { return }
     logger.warning("output: \(deviceName) blocked in a write; the saved position is an estimate")
   }
 

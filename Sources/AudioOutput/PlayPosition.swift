@@ -29,17 +29,11 @@ public struct PlayPosition: Equatable, Sendable {
   /// The output ring frame at which this track began.
   public var trackStartFrame = 0
 
-  /// Milliseconds of the current track heard by now: squeezelite's formula, but never past what
-  /// was written. A device that stops taking frames (a sound server that has not started its
-  /// stream yet) blocks the next write, so no newer measurement comes; the clock alone would run
-  /// the position ahead, and the next write would send it back.
+  /// Milliseconds of the current track heard by now (squeezelite's formula).
   public func elapsedMilliseconds(now: UInt64) -> Int {
-    let rate = max(1, sampleRate)
     let heard = max(0, framesPlayed - delayFrames)
-    var ms = heard * 1000 / rate
-    if isRunning, now > measuredAtNanoseconds {
-      ms = min(ms + Int((now - measuredAtNanoseconds) / 1_000_000), framesPlayed * 1000 / rate)
-    }
+    var ms = heard * 1000 / max(1, sampleRate)
+    if isRunning, now > measuredAtNanoseconds { ms += Int((now - measuredAtNanoseconds) / 1_000_000) }
     return ms
   }
 }

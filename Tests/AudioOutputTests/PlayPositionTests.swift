@@ -14,16 +14,6 @@ import Testing
     #expect(position.elapsedMilliseconds(now: 10 * second + second / 4) == 750)
   }
 
-  /// A device that stops taking frames leaves no newer measurement: the position stops at what was
-  /// written instead of running on with the clock (and going back at the next write).
-  @Test func aStalledDeviceIsNeverCreditedWithMoreThanWasWritten() {
-    let position = PlayPosition(
-      trackID: 1, framesPlayed: 11025, delayFrames: 11002, measuredAtNanoseconds: 10 * second, sampleRate: 44100,
-      isRunning: true)
-    #expect(position.elapsedMilliseconds(now: 10 * second + second / 10) == 100)
-    #expect(position.elapsedMilliseconds(now: 11 * second + second / 2) == 250)
-  }
-
   /// Stopped or paused, the position is the measurement, whatever the time.
   @Test func aStoppedPositionDoesNotMove() {
     let position = PlayPosition(

@@ -9,7 +9,8 @@ struct PlaybackTrack {
     case streaming
     /// Everything was decoded (STMd sent); its frames wait in, or play from, the output ring.
     case decoded
-    /// The decoder gave up on it (STMn sent).
+    /// The decoder gave up on it: STMd if it began as audio (it ends where its audio does), STMn
+    /// if it never was.
     case failed
   }
 

@@ -272,13 +272,27 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       }
     case .failed(_, let frames, let message):
       logger.error("track \(id): cannot decode: \(message)")
+      let beganAsAudio = tracks.first(where: { $0.id == id })?.format != nil
       update(id) {
         $0.phase = .failed
         $0.decodedFrames = frames
       }
       pipeline.closeSource()
-      reporter?.report(.notSupported)
       observer?.trackFailed(id)
+      guard beganAsAudio else {
+        reporter?.report(.notSupported)
+        return
+      }
+      // Audio that broke off is over where its audio ends, as squeezelite reports it (STMd: its
+      // decoders end a damaged stream rather than fail it), so the server goes on to the next
+      // track. LMS 7.9.1 answers an STMn that comes while the previous track plays by streaming
+      // the failed track again, five times, then stopping the queue.
+      reporter?.report(.decoderReady)
+      announceLoadedIfReady()
+      reportEndOfPlaybackIfDrained()
+      if tracks.first?.id == id, tracks.first?.started == false, outputRunning {
+        player.start(.now)
+      }
     }
   }
 

@@ -190,6 +190,25 @@ struct PlaybackTests {
     #expect(difference(harness.sink.samples, first.expected + second.expected) == nil)
   }
 
+  /// A FLAC whose header is sound and whose audio is noise began as audio: it is over where its
+  /// audio ends (STMd, as squeezelite reports it), not refused (STMn), so the server moves on.
+  @Test func audioThatBreaksOffIsReportedDecodedNotUnsupported() throws {
+    defer { directory.remove() }
+    let harness = try EngineHarness()
+    defer { harness.close() }
+    // fLaC, then STREAMINFO (last block): 4096-sample blocks, 44.1 kHz, 2 channels, 16 bits.
+    var bytes = Array("fLaC".utf8) + [0x80, 0, 0, 34, 0x10, 0, 0x10, 0, 0, 0, 0, 0, 0, 0]
+    bytes += [0x0A, 0xC4, 0x42, 0xF0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 16)
+    var generator = SystemRandomNumberGenerator()
+    bytes += (0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) & 0xF7 }
+    let path = directory.path + "/noise.flac"
+    try? Support.FileIO.writeAtomically(path, bytes)
+    let id = harness.run { $0.playLocal(LocalSource(path: path, codec: .flac)) }!
+    #expect(eventually { harness.log.contains(.failed(id)) })
+    #expect(harness.log.contains(.status(.decoderReady)))
+    #expect(!harness.log.contains(.status(.notSupported)))
+  }
+
   @Test func aDamagedFileIsReportedAndPlaybackGoesOn() throws {
     defer { directory.remove() }
     let harness = try EngineHarness()

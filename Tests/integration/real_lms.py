@@ -53,6 +53,9 @@ class TrackSpec:
     freq: str
     rate: int = 44100
     bits: int = 16
+    # "" (intact); "damaged": bytes flipped in two places and 8 KiB of noise inserted, mid-file;
+    # "undecodable": the headers and the first tenth of the audio intact, every byte after noise.
+    damage: str = ""
 
 
 # album -> (format, tracks). Tones differ per track so that a wrong track or a wrong offset shows.
@@ -66,7 +69,60 @@ ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
                              TrackSpec(10, "1000", 44100)]),
     # Long enough to outlast a 90 s partition or two minutes of a flapping link.
     "Long FLAC": ("flac", [TrackSpec(35, f) for f in ("240", "360", "480", "600")]),
+    # A damaged file between two intact ones.
+    "Damaged FLAC": ("flac", [TrackSpec(6, "520"), TrackSpec(10, "620", damage="damaged"),
+                              TrackSpec(8, "720", damage="undecodable"), TrackSpec(6, "820")]),
+    "Damaged MP3": ("mp3-cbr", [TrackSpec(6, "530"), TrackSpec(10, "630", damage="damaged"),
+                                TrackSpec(8, "730", damage="undecodable"), TrackSpec(6, "830")]),
 }
+
+
+def audio_start(path: Path) -> int:
+    """The offset of the first audio frame: after FLAC's metadata blocks, or after an MP3's ID3v2
+    tag and its first frame (the Xing/LAME header)."""
+    data = path.read_bytes()
+    if data[:4] == b"fLaC":
+        offset = 4
+        while True:
+            last, length = data[offset] & 0x80, int.from_bytes(data[offset + 1:offset + 4], "big")
+            offset += 4 + length
+            if last:
+                return offset
+    offset = 0
+    if data[:3] == b"ID3":
+        offset = 10 + sum((data[6 + i] & 0x7F) << (7 * (3 - i)) for i in range(4))
+    while not (data[offset] == 0xFF and data[offset + 1] & 0xE0 == 0xE0):
+        offset += 1
+    # MPEG-1 layer III: 144 * bitrate / rate (+ padding); the first frame holds the LAME header.
+    bitrates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+    rates = [44100, 48000, 32000]
+    header = data[offset + 2]
+    size = 144000 * bitrates[header >> 4] // rates[(header >> 2) & 3] + ((header >> 1) & 1)
+    return offset + size
+
+
+def damage_file(path: Path, how: str) -> None:
+    """Damages an encoded file in place, the same way every time (a fixed seed)."""
+    import random
+
+    data = bytearray(path.read_bytes())
+    start = audio_start(path)
+    noise = random.Random(f"{how}:{path.name}")
+    if how == "damaged":
+        span = len(data) - start
+        for fraction in (0.3, 0.5):
+            at = start + int(span * fraction)
+            for i in range(at, at + 32):
+                data[i] ^= 0xA5
+        at = start + int(span * 0.7)
+        data[at:at] = bytes(noise.getrandbits(8) for _ in range(8192))
+    elif how == "undecodable":
+        # Its first tenth intact (LMS does not list an MP3 whose first frames are noise).
+        start += (len(data) - start) // 10
+        data[start:] = bytes(noise.getrandbits(8) for _ in range(len(data) - start))
+    else:
+        raise ValueError(how)
+    path.write_bytes(bytes(data))
 
 
 def _run(*args: str) -> None:
@@ -84,6 +140,7 @@ class Track:
     rate: int
     bits: int
     seconds: float
+    damage: str = ""  # see TrackSpec
 
     @property
     def url(self) -> str:
@@ -119,7 +176,7 @@ class MusicLibrary:
             self.albums[album] = [
                 Track(album, n, title := f"{album} Track {n} ({spec.freq} Hz)",
                       self.music / album / f"{n:02d} {title}.{ext}", self.ref / f"{slug}-{n:02d}.wav",
-                      kind, spec.rate, spec.bits, spec.seconds)
+                      kind, spec.rate, spec.bits, spec.seconds, spec.damage)
                 for n, spec in enumerate(specs, start=1)
             ]
 
@@ -160,6 +217,8 @@ class MusicLibrary:
             quality = ["-b", "320"] if track.kind == "mp3-cbr" else ["-V2"]
             _run("lame", "--quiet", *quality, "--tt", track.title, "--ta", ARTIST, "--tl", track.album,
                  "--tn", str(track.number), str(track.master), str(partial))
+        if spec.damage:
+            damage_file(partial, spec.damage)
         partial.rename(track.path)
 
 

@@ -9,7 +9,11 @@ let package = Package(
   name: "slimplay",
   platforms: [.macOS(.v15)],
   products: [
-    .executable(name: "slimplay", targets: ["slimplay"])
+    .executable(name: "slimplay", targets: ["slimplay"]),
+    // The modules that read outside input, for the libFuzzer targets in Tests/Fuzz.
+    .library(
+      name: "SlimplayInputs",
+      targets: ["AudioBuffers", "Decoders", "LMSControl", "LocalControl", "SlimProto", "SlimplayCLI", "StreamFetch", "Support"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),

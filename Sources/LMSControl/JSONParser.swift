@@ -240,6 +240,11 @@ private struct JSONParser {
       index = start
       throw fail("unexpected character")
     }
+    // 2E999 reads as infinity, which no JSON text can say: refused, as too large.
+    guard value.isFinite else {
+      index = start
+      throw fail("number out of range")
+    }
     return value
   }
 

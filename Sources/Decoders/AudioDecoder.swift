@@ -27,6 +27,14 @@ public enum DecodeError: Error, Equatable, CustomStringConvertible {
   }
 }
 
+/// Damage a decoder read past: stretches of a stream it could not decode and skipped (resyncing at
+/// the next frame), and what the last one was. Logged when the track ends.
+public struct StreamDamage: Equatable, Sendable {
+  public var stretches = 0
+  public var last = ""
+  public init() {}
+}
+
 /// A decoder for one track. It runs on the decoder thread only; it reads compressed bytes from
 /// `input` and commits frames (interleaved stereo Int32, left-justified) to `output`.
 ///
@@ -37,4 +45,10 @@ public protocol AudioDecoder: AnyObject {
   /// Known once the stream's header (or first frame) has been read.
   var format: AudioFormat? { get }
   func decode(from input: StreamInput, to output: FrameOutput) throws(DecodeError) -> DecodeProgress
+  /// What the stream so far had that could not be decoded (none for a decoder that cannot tell).
+  var damage: StreamDamage { get }
+}
+
+extension AudioDecoder {
+  public var damage: StreamDamage { StreamDamage() }
 }

@@ -75,6 +75,7 @@ public final class FLACDecoder: AudioDecoder {
 
   private var framesDecoded = 0
   private var errorsSinceFrame = 0
+  public private(set) var damage = StreamDamage()
   private var bytesSinceFrame = 0
   private var lastError = ""
 
@@ -140,8 +141,10 @@ public final class FLACDecoder: AudioDecoder {
     if starved {
       starved = false
       _ = FLAC__stream_decoder_flush(decoder)
+      if errorsSinceFrame == 0 { damage.stretches += 1 }
       errorsSinceFrame += 1
       lastError = "frame larger than the buffered input"
+      damage.last = lastError
       try checkErrorBudget()
       return .needsInput
     }
@@ -234,14 +237,17 @@ public final class FLACDecoder: AudioDecoder {
   }
 
   private func error(_ status: FLAC__StreamDecoderErrorStatus) {
+    // A run of errors between two good frames is one damaged stretch.
+    if errorsSinceFrame == 0 { damage.stretches += 1 }
     errorsSinceFrame += 1
     switch status {
     case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: lastError = "lost sync"
     case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: lastError = "bad frame header"
-    case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: lastError = "frame CRC mismatch"
+    case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: lastError = "frame CRC mismatch (played as silence)"
     case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: lastError = "unparseable stream"
     default: lastError = "libFLAC error \(status.rawValue)"
     }
+    damage.last = lastError
   }
 
   private func updateFrameBound(blockSize: Int, channels: Int, bits: Int) {

@@ -12,8 +12,9 @@ import Synchronization
 /// to its loop, so an event can arrive after its job was cancelled: the number tells).
 enum DecoderEvent: Equatable, Sendable {
   case formatKnown(job: Int, format: AudioFormat)
-  /// Every byte of the stream was decoded and every frame committed (STMd): `frames` of the track.
-  case finished(job: Int, frames: Int)
+  /// Every byte of the stream was decoded and every frame committed (STMd): `frames` of the track,
+  /// and the damage the decoder read past.
+  case finished(job: Int, frames: Int, damage: StreamDamage)
   /// The decoder gave up on the track after committing `frames` of it.
   case failed(job: Int, frames: Int, message: String)
 }
@@ -198,7 +199,7 @@ final class DecoderWorker: Sendable {
       input.wantedFill = 0
       output.decoderWaitsForInput = false
     case .finished:
-      onEvent(.finished(job: job.number, frames: output.framesCommittedInTrack))
+      onEvent(.finished(job: job.number, frames: output.framesCommittedInTrack, damage: decoder.damage))
       current.decoder = nil
       current.job = nil
     }

@@ -244,7 +244,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   func handle(_ event: DecoderEvent) {
     let job: Int
     switch event {
-    case .formatKnown(let number, _), .finished(let number, _), .failed(let number, _, _): job = number
+    case .formatKnown(let number, _), .finished(let number, _, _), .failed(let number, _, _): job = number
     }
     // A reset cancels the decoder's job, but what it reported just before may still be on its
     // way: acting on it (closing the source, above all) would hit the job that replaced it.
@@ -257,7 +257,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       logger.info("track \(id): \(format)")
       update(id) { $0.format = format }
       announceLoadedIfReady()
-    case .finished(_, let frames):
+    case .finished(_, let frames, let damage):
+      if damage.stretches > 0 {
+        logger.warning("track \(id): damaged stretches skipped: \(damage.stretches) (the last: \(damage.last))")
+      }
       update(id) {
         $0.phase = .decoded
         $0.decodedFrames = frames

@@ -18,8 +18,10 @@ import Testing
   func cdQualityIsBitExact(seed: UInt64) throws {
     let dir = TempDir()
     let (flac, reference) = media(dir, rate: 44100, channels: 2, bits: 16, synth: "sine 440 whitenoise vol 0.3")
-    let run = try decodeAll(try FLACDecoder(), flac, seed: seed)
+    let decoder = try FLACDecoder()
+    let run = try decodeAll(decoder, flac, seed: seed)
     #expect(run.finished)
+    #expect(decoder.damage == StreamDamage(), "an intact stream reports no damage")
     expectBitExact(run.samples, reference, channels: 2, shift: 16)
     #expect(
       run.boundaries == [
@@ -169,8 +171,12 @@ import Testing
     var damaged = flac
     var rng = SplitMix(99)
     for i in (flac.count / 2)..<(flac.count / 2 + 5000) { damaged[i] = UInt8(truncatingIfNeeded: rng.next()) }
-    let run = try decodeAll(try FLACDecoder(), damaged, seed: 14)
+    let decoder = try FLACDecoder()
+    let run = try decodeAll(decoder, damaged, seed: 14)
     #expect(run.finished)
+    // Reported once the track ends: at least one stretch, however many errors it gave.
+    #expect(decoder.damage.stretches >= 1 && decoder.damage.stretches < 20, "\(decoder.damage)")
+    #expect(!decoder.damage.last.isEmpty)
     // libFLAC resyncs: damaged frames are dropped or (CRC mismatch) muted, the rest is intact.
     let frames = run.samples.count / 2
     #expect(frames <= reference.count / 2)
@@ -192,8 +198,10 @@ import Testing
     let field = frameLines[15].split(separator: "\t").first { $0.hasPrefix("offset=") }!
     let offset = Int(field.dropFirst(7))!
     let body = Array(flac[..<offset]) + [UInt8](repeating: 0, count: 100_000) + Array(flac[offset...])
-    let run = try decodeAll(try FLACDecoder(), body, seed: 17, maxChunk: 400)
+    let decoder = try FLACDecoder()
+    let run = try decodeAll(decoder, body, seed: 17, maxChunk: 400)
     #expect(run.finished)
+    #expect(decoder.damage.stretches >= 1, "the junk is reported")
     let frames = run.samples.count / 2
     #expect(frames <= reference.count / 2)
     #expect(frames >= reference.count / 2 - 3 * 4096)

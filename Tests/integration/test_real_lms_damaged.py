@@ -133,6 +133,11 @@ def test_damaged_tracks_play_as_squeezelite_plays_them_and_lms_moves_on(real_lms
               f"{len(without_silence(run.pcm))} without silence; LMS: {run.trace}")
     slimplay, squeezelite = runs["slimplay"], runs["squeezelite"]
     assert slimplay.alive, slimplay.log
+    # Each damaged track gets a log line: what was skipped, or why decoding stopped.
+    damage_lines = [line for line in slimplay.log.splitlines()
+                    if "damaged stretches skipped" in line or "cannot decode" in line]
+    print("\n".join(damage_lines))
+    assert len(damage_lines) >= 2, slimplay.log
     # LMS went through the whole queue with each player and stopped after the last track.
     for name, run in runs.items():
         indexes = [index for index, _ in run.trace if index is not None]

@@ -41,71 +41,76 @@ final class ClockPacedSink: OutputDevice, Sendable {
   func playOutQueued() {}
 }
 
-@Suite struct OutputRoomWaitTests {
-  /// The output waits for room where a command can end the wait: a pause that comes while it
-  /// waits is applied before anything more is written (a pipe is taken back at the pause; a
-  /// chunk written after it would be heard, and the paused position would move).
-  @Test func aPauseThatComesWhileTheOutputWaitsForRoomIsAppliedBeforeAnotherWrite() throws {
-    let sink = ClockPacedSink()
-    let output = FrameOutput(capacityFrames: 1 << 15)
-    output.beginTrack(id: 1)
-    let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
-    let samples = output.writableSamples()
-    for index in 0..<samples.count { samples[index] = Int32(index) << 8 }
-    #expect(output.commit(frames: 8192, format: format))
-    let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
-    let thread = player.startThread()
-    defer {
-      player.shutDown()
-      _ = thread.join(timeoutMilliseconds: 2000)
+extension PlaybackTests {
+  /// Nested in the serialized playback suite: its output thread must not run while the pipeline
+  /// life-cycle tests count the process's threads.
+  @Suite("Output room wait")
+  struct OutputRoomWait {
+    /// The output waits for room where a command can end the wait: a pause that comes while it
+    /// waits is applied before anything more is written (a pipe is taken back at the pause; a
+    /// chunk written after it would be heard, and the paused position would move).
+    @Test func aPauseThatComesWhileTheOutputWaitsForRoomIsAppliedBeforeAnotherWrite() throws {
+      let sink = ClockPacedSink()
+      let output = FrameOutput(capacityFrames: 1 << 15)
+      output.beginTrack(id: 1)
+      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+      let samples = output.writableSamples()
+      for index in 0..<samples.count { samples[index] = Int32(index) << 8 }
+      #expect(output.commit(frames: 8192, format: format))
+      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      player.start(.now)
+      #expect(waitUntil { sink.writes >= 1 })
+      // Long enough for the output to be in its wait (it has nothing else to do); a wake-up left
+      // over from the start may have let one more chunk through first.
+      usleep(100_000)
+      let writesBeforePause = sink.writes
+      #expect(writesBeforePause <= 2)
+      player.pause()
+      #expect(waitUntil { !player.currentPosition().isRunning && player.currentPosition().trackID == 1 })
+      #expect(sink.writes == writesBeforePause, "nothing written after the pause")
+      #expect(sink.frames == writesBeforePause * sink.chunkFrames)
     }
-    player.start(.now)
-    #expect(waitUntil { sink.writes >= 1 })
-    // Long enough for the output to be in its wait (it has nothing else to do); a wake-up left
-    // over from the start may have let one more chunk through first.
-    usleep(100_000)
-    let writesBeforePause = sink.writes
-    #expect(writesBeforePause <= 2)
-    player.pause()
-    #expect(waitUntil { !player.currentPosition().isRunning && player.currentPosition().trackID == 1 })
-    #expect(sink.writes == writesBeforePause, "nothing written after the pause")
-    #expect(sink.frames == writesBeforePause * sink.chunkFrames)
-  }
 
-  /// Halted (the first step of a shutdown), the output publishes what the device took, measured:
-  /// the heard position no longer runs on with the clock, so a reader slower than the clock is
-  /// not credited with frames it never took.
-  @Test func aHaltedOutputsPositionIsWhatTheDeviceTookAndStaysThere() throws {
-    let sink = ClockPacedSink(queuedFrames: 441)
-    let output = FrameOutput(capacityFrames: 1 << 15)
-    output.beginTrack(id: 1)
-    let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
-    let samples = output.writableSamples()
-    for index in 0..<samples.count { samples[index] = Int32(index) << 8 }
-    #expect(output.commit(frames: 8192, format: format))
-    let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
-    let thread = player.startThread()
-    defer {
-      player.shutDown()
-      _ = thread.join(timeoutMilliseconds: 2000)
+    /// Halted (the first step of a shutdown), the output publishes what the device took, measured:
+    /// the heard position no longer runs on with the clock, so a reader slower than the clock is
+    /// not credited with frames it never took.
+    @Test func aHaltedOutputsPositionIsWhatTheDeviceTookAndStaysThere() throws {
+      let sink = ClockPacedSink(queuedFrames: 441)
+      let output = FrameOutput(capacityFrames: 1 << 15)
+      output.beginTrack(id: 1)
+      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+      let samples = output.writableSamples()
+      for index in 0..<samples.count { samples[index] = Int32(index) << 8 }
+      #expect(output.commit(frames: 8192, format: format))
+      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      player.start(.now)
+      #expect(waitUntil { sink.writes >= 1 })
+      #expect(player.halt())
+      let position = player.currentPosition()
+      #expect(!position.isRunning)
+      #expect(position.trackID == 1)
+      let taken = sink.frames - sink.queuedFrames
+      let later = MonotonicClock.nanoseconds() + 5_000_000_000
+      #expect(position.elapsedMilliseconds(now: later) == taken * 1000 / 44100)
     }
-    player.start(.now)
-    #expect(waitUntil { sink.writes >= 1 })
-    #expect(player.halt())
-    let position = player.currentPosition()
-    #expect(!position.isRunning)
-    #expect(position.trackID == 1)
-    let taken = sink.frames - sink.queuedFrames
-    let later = MonotonicClock.nanoseconds() + 5_000_000_000
-    #expect(position.elapsedMilliseconds(now: later) == taken * 1000 / 44100)
-  }
 
-  /// Polls `condition` for at most two seconds.
-  private func waitUntil(_ condition: () -> Bool) -> Bool {
-    for _ in 0..<400 {
-      if condition() { return true }
-      usleep(5_000)
+    /// Polls `condition` for at most two seconds.
+    private func waitUntil(_ condition: () -> Bool) -> Bool {
+      for _ in 0..<400 {
+        if condition() { return true }
+        usleep(5_000)
+      }
+      return condition()
     }
-    return condition()
   }
 }

@@ -51,20 +51,11 @@ extension PlaybackTests {
     /// chunk written after it would be heard, and the paused position would move).
     @Test func aPauseThatComesWhileTheOutputWaitsForRoomIsAppliedBeforeAnotherWrite() throws {
       let sink = ClockPacedSink()
-      let output = FrameOutput(capacityFrames: 1 << 15)
-      output.beginTrack(id: 1)
-      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
-      let samples = output.writableSamples()
-      for index in 0..<samples.count { samples[index] = Int32(index) << 8 }
-      #expect(output.commit(frames: 8192, format: format))
-      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
-      let thread = player.startThread()
+      let (player, thread) = playing(into: sink)
       defer {
         player.shutDown()
         _ = thread.join(timeoutMilliseconds: 2000)
       }
-      player.start(.now)
-      #expect(waitUntil { sink.writes >= 1 })
       // Long enough for the output to be in its wait (it has nothing else to do); a wake-up left
       // over from the start may have let one more chunk through first.
       usleep(100_000)
@@ -81,6 +72,23 @@ extension PlaybackTests {
     /// not credited with frames it never took.
     @Test func aHaltedOutputsPositionIsWhatTheDeviceTookAndStaysThere() throws {
       let sink = ClockPacedSink(queuedFrames: 441)
+      let (player, thread) = playing(into: sink)
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      #expect(player.halt())
+      let position = player.currentPosition()
+      #expect(!position.isRunning)
+      #expect(position.trackID == 1)
+      let taken = sink.frames - sink.queuedFrames
+      let later = MonotonicClock.nanoseconds() + 5_000_000_000
+      #expect(position.elapsedMilliseconds(now: later) == taken * 1000 / 44100)
+    }
+
+    /// An output player on its thread, playing 8192 frames of track 1 into `sink`, once the sink
+    /// has taken its first chunk.
+    private func playing(into sink: ClockPacedSink) -> (OutputPlayer, RealtimeThread) {
       let output = FrameOutput(capacityFrames: 1 << 15)
       output.beginTrack(id: 1)
       let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
@@ -89,19 +97,9 @@ extension PlaybackTests {
       #expect(output.commit(frames: 8192, format: format))
       let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
       let thread = player.startThread()
-      defer {
-        player.shutDown()
-        _ = thread.join(timeoutMilliseconds: 2000)
-      }
       player.start(.now)
       #expect(waitUntil { sink.writes >= 1 })
-      #expect(player.halt())
-      let position = player.currentPosition()
-      #expect(!position.isRunning)
-      #expect(position.trackID == 1)
-      let taken = sink.frames - sink.queuedFrames
-      let later = MonotonicClock.nanoseconds() + 5_000_000_000
-      #expect(position.elapsedMilliseconds(now: later) == taken * 1000 / 44100)
+      return (player, thread)
     }
 
     /// Polls `condition` for at most two seconds.

@@ -32,7 +32,10 @@ public enum DecodeError: Error, Equatable, CustomStringConvertible {
 public struct StreamDamage: Equatable, Sendable {
   public var stretches = 0
   public var last = ""
-  public init() {}
+  public init(stretches: Int = 0, last: String = "") {
+    self.stretches = stretches
+    self.last = last
+  }
 }
 
 /// A decoder for one track. It runs on the decoder thread only; it reads compressed bytes from

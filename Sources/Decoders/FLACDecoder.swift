@@ -75,9 +75,14 @@ public final class FLACDecoder: AudioDecoder {
 
   private var framesDecoded = 0
   private var errorsSinceFrame = 0
-  public private(set) var damage = StreamDamage()
+  /// Runs of errors between two good frames.
+  private var damagedStretches = 0
   private var bytesSinceFrame = 0
   private var lastError = ""
+
+  public var damage: StreamDamage {
+    damagedStretches > 0 ? StreamDamage(stretches: damagedStretches, last: lastError) : StreamDamage()
+  }
 
   public init() throws(DecodeError) {
     guard let decoder = FLAC__stream_decoder_new() else { throw .library("FLAC__stream_decoder_new failed") }
@@ -141,10 +146,9 @@ public final class FLACDecoder: AudioDecoder {
     if starved {
       starved = false
       _ = FLAC__stream_decoder_flush(decoder)
-      if errorsSinceFrame == 0 { damage.stretches += 1 }
+      if errorsSinceFrame == 0 { damagedStretches += 1 }
       errorsSinceFrame += 1
       lastError = "frame larger than the buffered input"
-      damage.last = lastError
       try checkErrorBudget()
       return .needsInput
     }
@@ -237,8 +241,7 @@ public final class FLACDecoder: AudioDecoder {
   }
 
   private func error(_ status: FLAC__StreamDecoderErrorStatus) {
-    // A run of errors between two good frames is one damaged stretch.
-    if errorsSinceFrame == 0 { damage.stretches += 1 }
+    if errorsSinceFrame == 0 { damagedStretches += 1 }
     errorsSinceFrame += 1
     switch status {
     case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: lastError = "lost sync"
@@ -247,7 +250,6 @@ public final class FLACDecoder: AudioDecoder {
     case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: lastError = "unparseable stream"
     default: lastError = "libFLAC error \(status.rawValue)"
     }
-    damage.last = lastError
   }
 
   private func updateFrameBound(blockSize: Int, channels: Int, bits: Int) {

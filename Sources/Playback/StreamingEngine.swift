@@ -265,14 +265,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         $0.phase = .decoded
         $0.decodedFrames = frames
       }
-      reporter?.report(.decoderReady)
       observer?.trackDecoded(id)
-      announceLoadedIfReady()
-      reportEndOfPlaybackIfDrained()
-      // A track shorter than the output's start threshold starts now.
-      if tracks.first?.id == id, tracks.first?.started == false, outputRunning {
-        player.start(.now)
-      }
+      reportDecoded(id)
     case .failed(_, let frames, let message):
       logger.error("track \(id): cannot decode: \(message)")
       let beganAsAudio = tracks.first(where: { $0.id == id })?.format != nil
@@ -290,12 +284,18 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       // decoders end a damaged stream rather than fail it), so the server goes on to the next
       // track. LMS 7.9.1 answers an STMn that comes while the previous track plays by streaming
       // the failed track again, five times, then stopping the queue.
-      reporter?.report(.decoderReady)
-      announceLoadedIfReady()
-      reportEndOfPlaybackIfDrained()
-      if tracks.first?.id == id, tracks.first?.started == false, outputRunning {
-        player.start(.now)
-      }
+      reportDecoded(id)
+    }
+  }
+
+  /// STMd for track `id`, whose last frame is in the output ring, and what follows from it.
+  private func reportDecoded(_ id: Int) {
+    reporter?.report(.decoderReady)
+    announceLoadedIfReady()
+    reportEndOfPlaybackIfDrained()
+    // A track shorter than the output's start threshold starts now.
+    if tracks.first?.id == id, tracks.first?.started == false, outputRunning {
+      player.start(.now)
     }
   }
 

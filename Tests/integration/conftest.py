@@ -1,6 +1,7 @@
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,8 @@ def real_lms():
     server = RealLMS(REAL_LMS_SCRIPT, library.music, REAL_LMS_STATE, addr=REAL_LMS_ADDR, library=library)
     server.heal()  # rules a killed session may have left
     server.wipe()  # a fresh database: the same track ids and player settings every session
+    if strays := server.reap_strays():
+        warnings.warn(f"killed LMS processes a killed session left on {server.addr}: {strays}", stacklevel=1)
     try:
         server.start()
         yield server

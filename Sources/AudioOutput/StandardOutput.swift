@@ -17,9 +17,8 @@ import Support
 /// audio).
 ///
 /// Into a deep pipe the output writes a quarter of the pipe at a time, and waits for that much room
-/// and a page more on the clock rather than in `write`: a writer blocked in a full pipe is woken by
-/// every read of its reader (43 a second for a reader taking pages of CD audio), this one four
-/// times a pipe.
+/// on the clock rather than in `write`: a writer blocked in a full pipe is woken by every read of
+/// its reader (43 a second for a reader taking pages of CD audio), this one four times a pipe.
 public final class StandardOutput: OutputDevice {
   public let name = "stdout"
   public private(set) var isOpen = false
@@ -100,7 +99,8 @@ public final class StandardOutput: OutputDevice {
     let taken = UnsafeBufferPointer(rebasing: samples[0..<min(samples.count, maxSamples)])
     try writeHeld()
     let byteCount = packer.pack(taken, into: scratch, dither: dither)
-    waitForRoom(byteCount)
+    // The output thread has waited for the room (where a command could cut the wait short); a
+    // reader running late blocks this write until its next read.
     if case .failure(let failure) = POSIXIO.writeAll(
       fileDescriptor, UnsafeRawBufferPointer(rebasing: scratch[0..<byteCount]))
     {
@@ -110,10 +110,10 @@ public final class StandardOutput: OutputDevice {
     return taken.count / 2
   }
 
-  /// What a pause took back goes out first, so the reader's stream goes on where it stopped.
+  /// What a pause took back goes out first, so the reader's stream goes on where it stopped (into
+  /// the room the pause made).
   private func writeHeld() throws(OutputError) {
     guard heldBytes > 0 else { return }
-    waitForRoom(heldBytes)
     if case .failure(let failure) = POSIXIO.writeAll(
       fileDescriptor, UnsafeRawBufferPointer(rebasing: held[0..<heldBytes]))
     {
@@ -123,29 +123,23 @@ public final class StandardOutput: OutputDevice {
     heldBytes = 0
   }
 
-  /// How long the reader, at the stream's rate, takes to make room for `byteCount` bytes and a
-  /// page more: a reader takes the pipe in steps (a page, a period), not evenly, and a writer that
-  /// wakes between two steps would block in `write` until the next one, a second wake-up per chunk.
+  /// How long the reader, at the stream's rate, takes to make room for `byteCount` bytes. A reader
+  /// frees the pipe in steps (pages, periods), not evenly: the wait is for the whole steps the
+  /// room needs, and a quarter step more for a reader a little late. A wait for the bytes alone
+  /// ends between two steps whenever the pipe holds part of a page (after a short write at a track
+  /// boundary), and the writer has to wait again: a second wake-up per write.
   private func nanosecondsUntilRoom(forBytes byteCount: Int) -> Int {
     guard pipeCapacity > 0 else { return 0 }
     let queued = Int(slimplay_queued_bytes(fileDescriptor))
-    let missing = min(byteCount + Self.readerStep, pipeCapacity) - (pipeCapacity - queued)
+    let missing = min(byteCount, pipeCapacity) - (pipeCapacity - queued)
     let bytesPerSecond = sampleRate * packer.format.bytesPerFrame
     guard queued >= 0, missing > 0, bytesPerSecond > 0 else { return 0 }
-    return missing * 1_000_000_000 / bytesPerSecond
+    let steps = (missing + Self.readerStep - 1) / Self.readerStep
+    return (steps * Self.readerStep + Self.readerStep / 4) * 1_000_000_000 / bytesPerSecond
   }
 
   public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {
     UInt64(nanosecondsUntilRoom(forBytes: min(frames, chunkFrames) * packer.format.bytesPerFrame))
-  }
-
-  /// Sleeps until there is room for `byteCount` bytes (the output thread has usually waited for
-  /// it already, where a command could interrupt the wait).
-  private func waitForRoom(_ byteCount: Int) {
-    let nanoseconds = nanosecondsUntilRoom(forBytes: byteCount)
-    guard nanoseconds > 0 else { return }
-    var pause = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
-    nanosleep(&pause, nil)
   }
 
   /// What sits in the pipe, or was taken back from it by a pause, has not been heard yet (0 for a

@@ -56,21 +56,36 @@ import Testing
     #expect(wide.size == 524288)  // 341 ms of 32-bit 192 kHz
   }
 
-  @Test func roomIsWaitedForUntilTheReaderHasTakenAChunkAndAPage() throws {
+  @Test func roomIsWaitedForInWholePagesOfTheReader() throws {
     let pipe = Pipe()
     let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
     try output.open(sampleRate: 44100)
+    let page = 1024  // frames of 16-bit stereo in a 4 KiB page
+    func wait(pages: Int) -> UInt64 { UInt64((pages * page + page / 4) * 1_000_000_000 / 44100) }
     #expect(output.nanosecondsUntilRoom(forFrames: output.chunkFrames) == 0, "an empty pipe has room")
     try write(output, frames(12288))  // three quarters of the 64 KiB pipe
-    // Room for 4096 frames and a page (1024 frames) more: 1024 frames must be read first.
-    #expect(output.nanosecondsUntilRoom(forFrames: 4096) == UInt64(1024 * 1_000_000_000 / 44100))
+    #expect(output.nanosecondsUntilRoom(forFrames: 4096) == 0, "the last quarter is free")
+    try write(output, frames(4096))  // full
+    #expect(output.nanosecondsUntilRoom(forFrames: 2048) == wait(pages: 2))
+    #expect(output.nanosecondsUntilRoom(forFrames: 1) == wait(pages: 1), "room comes a page at a time")
     #expect(pipe.read(4096).count == 4096)
-    #expect(output.nanosecondsUntilRoom(forFrames: 4096) == 0)
-    try write(output, frames(4096 + 1024))  // full
-    #expect(output.nanosecondsUntilRoom(forFrames: 2048) == UInt64(3072 * 1_000_000_000 / 44100))
+    #expect(output.nanosecondsUntilRoom(forFrames: 1024) == 0)
     #expect(
       output.nanosecondsUntilRoom(forFrames: 1 << 20) == output.nanosecondsUntilRoom(forFrames: output.chunkFrames),
       "a longer write is taken a chunk at a time")
+  }
+
+  @Test func aPipeHoldingPartOfAPageNeedsNoExtraPageOfRoom() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    // 58,976 bytes queued (as after a short write at a track boundary): 6,560 bytes free.
+    try write(output, frames(14744))
+    // A chunk of 16 KiB lacks 9,824 bytes: three pages read make room for it (the reader's fourth
+    // would be a wait of a page too many, a fourth page's worth of bytes a wait too few).
+    #expect(output.nanosecondsUntilRoom(forFrames: 4096) == UInt64((3 * 1024 + 256) * 1_000_000_000 / 44100))
+    for _ in 0..<3 { #expect(pipe.read(4096).count == 4096) }
+    #expect(output.nanosecondsUntilRoom(forFrames: 4096) == 0)
   }
 
   @Test func aFlushTakesBackWhatThePipeHolds() throws {

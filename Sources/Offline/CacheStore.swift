@@ -59,8 +59,10 @@ public final class CacheStore: Sendable {
   public func path(of key: CacheKey) -> String { directory + "/" + key.value + ".audio" }
   public func partialPath(of key: CacheKey) -> String { directory + "/" + key.value + ".part" }
 
-  /// Reads the index and drops what does not match the disk: missing files, wrong sizes, files
-  /// the index does not know (left by a crash before the index was written).
+  /// Reads the index and drops what does not match the disk (missing files, wrong sizes). A
+  /// complete file the index does not list is taken in: a file gets its final name only once its
+  /// download is complete and verified, so it was left by a crash before the index was written, or
+  /// the index itself was lost or damaged, in which case the whole index is rebuilt from the files.
   public func load() {
     guard FileIO.makeDirectories(directory) else {
       logger.error("cannot create \(directory): caching is off")
@@ -68,12 +70,15 @@ public final class CacheStore: Sendable {
       return
     }
     var entries: [CacheKey: CacheEntry] = [:]
+    var listed: Set<CacheKey> = []
     var clock = 0
+    var damaged = false
     if let bytes = FileIO.read(indexPath, limit: 16 << 20) {
       do {
         let index = try JSONValue(parsing: bytes)
         for item in index["entries"]?.array ?? [] {
           guard let entry = CacheEntry(item) else { continue }
+          listed.insert(entry.key)
           guard let status = CacheFiles.status(path(of: entry.key)), status.size == entry.size else {
             logger.warning("\(entry.key) is missing or has the wrong size: dropped")
             continue
@@ -82,20 +87,43 @@ public final class CacheStore: Sendable {
           clock = max(clock, entry.lastUsed)
         }
       } catch {
-        logger.error("index unreadable (\(error)): starting empty")
+        logger.error("index unreadable (\(error)): rebuilding it from the files")
+        damaged = true
       }
     }
+    var adopted = 0
     for name in FileIO.entries(of: directory) where name.hasSuffix(".audio") {
       let key = CacheKey(value: String(name.dropLast(6)))
-      if entries[key] == nil { CacheFiles.remove(directory + "/" + name) }
+      guard entries[key] == nil else { continue }
+      if !listed.contains(key), let entry = adopt(key) {
+        entries[key] = entry
+        adopted += 1
+      } else {
+        CacheFiles.remove(directory + "/" + name)
+      }
     }
     let count = entries.count
     state.withLock {
       $0.entries = entries
       $0.clock = clock
     }
+    if damaged || adopted > 0 {
+      logger.notice("\(adopted) complete files the index did not list taken in")
+    }
     logger.info("\(count) files in \(directory)")
+    evict(protecting: [])
     persist()
+  }
+
+  /// An entry for a complete file found without one. What only the download knew (the URL, the
+  /// type) stays empty; the checksum is taken now; it counts as the least recently used.
+  private func adopt(_ key: CacheKey) -> CacheEntry? {
+    let file = path(of: key)
+    guard key.value.count == 16, UInt64(key.value, radix: 16) != nil, let status = CacheFiles.status(file),
+      let checksum = CacheFiles.checksum(file)
+    else { return nil }
+    return CacheEntry(
+      key: key, url: "", type: "", size: status.size, checksum: checksum, modified: status.modified, lastUsed: 0)
   }
 
   public var isWritable: Bool { state.withLock { $0.writable } }
@@ -117,12 +145,18 @@ public final class CacheStore: Sendable {
 
   /// Checks a cached file before relying on it: unchanged size and time are trusted, anything
   /// else is rehashed; a mismatch drops the entry so it is fetched again.
+  /// `expectedSize` is the size the server gives for the track, when it gives one.
   @discardableResult
-  public func verify(_ key: CacheKey) -> Bool {
+  public func verify(_ key: CacheKey, expectedSize: Int? = nil) -> Bool {
     guard let entry = entry(key) else { return false }
     let file = path(of: key)
     guard let status = CacheFiles.status(file), status.size == entry.size else {
       logger.warning("\(key) changed size on disk: dropped")
+      remove(key)
+      return false
+    }
+    if let expectedSize, expectedSize != entry.size {
+      logger.warning("\(key) holds \(entry.size) bytes, the server's file \(expectedSize): dropped")
       remove(key)
       return false
     }

@@ -374,7 +374,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   func cachedSource(for track: QueueTrack) -> LocalSource? {
     guard let key = key(for: track), let codec = Codec(fileType: track.type),
-      store.entry(key) != nil, store.verify(key), let path = store.lookUp(key)
+      store.entry(key) != nil, store.verify(key, expectedSize: track.fileSize), let path = store.lookUp(key)
     else { return nil }
     return LocalSource(path: path, codec: codec)
   }

@@ -42,7 +42,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     #expect(a.value.count == 16)
   }
 
-  @Test func theIndexSurvivesARestartAndDropsWhatNoLongerMatches() {
+  @Test func theIndexSurvivesARestartDropsWhatNoLongerMatchesAndTakesInWhatItMissed() {
     let folder = temporaryFolder()
     let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
     store.load()
@@ -51,13 +51,53 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     let deleted = addFile(store, url: "file:///c", bytes: Array(repeating: 3, count: 1000))
     write(store.path(of: truncated), Array(repeating: 2, count: 10))
     unlink(store.path(of: deleted))
-    write(folder + "/ffffffffffffffff.audio", [1, 2, 3])  // a file the index never knew
+    // Complete, but the index was not written after it got its name (a crash in between).
+    write(folder + "/ffffffffffffffff.audio", [1, 2, 3])
+    write(folder + "/stray.audio", [4, 5, 6])  // not a name the cache gives
 
     let reopened = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
     reopened.load()
-    #expect(reopened.keys == [kept])
+    let missed = CacheKey(value: "ffffffffffffffff")
+    #expect(reopened.keys == [kept, missed])
     #expect(reopened.lookUp(kept) == store.path(of: kept))
-    #expect(CacheFiles.status(folder + "/ffffffffffffffff.audio") == nil)
+    #expect(reopened.entry(missed)?.size == 3)
+    #expect(reopened.entry(missed)?.checksum == CacheFiles.checksum(folder + "/ffffffffffffffff.audio"))
+    #expect(CacheFiles.status(store.path(of: truncated)) == nil, "a file shorter than its entry is deleted")
+    #expect(CacheFiles.status(folder + "/stray.audio") == nil)
+  }
+
+  @Test func aDamagedIndexIsRebuiltFromTheFiles() throws {
+    let folder = temporaryFolder()
+    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
+    store.load()
+    let keys = (0..<3).map { addFile(store, url: "file:///\($0)", bytes: Array(repeating: UInt8($0), count: 500 + $0)) }
+    let entries = keys.map { store.entry($0)! }
+    for damage in [Array("{\"entries\": [".utf8), [0xff, 0x00, 0x13]] {
+      write(folder + "/index.json", damage)
+      let rebuilt = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
+      rebuilt.load()
+      #expect(rebuilt.keys == Set(keys))
+      for entry in entries {
+        #expect(rebuilt.entry(entry.key)?.size == entry.size)
+        #expect(rebuilt.entry(entry.key)?.checksum == entry.checksum)
+        #expect(rebuilt.verify(entry.key, expectedSize: entry.size))
+      }
+      // and written back: the next start reads it
+      let index = try JSONValue(parsing: FileIO.read(folder + "/index.json", limit: 1 << 20) ?? [])
+      #expect(index["entries"]?.array?.count == 3)
+    }
+  }
+
+  @Test func aFileWhoseSizeIsNotTheServersIsDropped() {
+    let folder = temporaryFolder()
+    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
+    store.load()
+    let key = addFile(store, url: "file:///a", bytes: Array(repeating: 1, count: 1000))
+    #expect(store.verify(key, expectedSize: 1000))
+    #expect(store.verify(key, expectedSize: nil))
+    #expect(!store.verify(key, expectedSize: 999))
+    #expect(store.entry(key) == nil)
+    #expect(CacheFiles.status(store.path(of: key)) == nil)
   }
 
   @Test func aCorruptFileIsDroppedWhenItChanged() {

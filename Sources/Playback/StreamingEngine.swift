@@ -312,9 +312,13 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       guard outputRunning else { return }
       let streaming = tracks.contains { $0.phase == .streaming }
       if streaming {
-        if let index = tracks.firstIndex(where: { $0.phase == .streaming }), !tracks[index].reportedUnderrun {
-          tracks[index].reportedUnderrun = true
-          reporter?.report(.outputUnderrun)
+        if let index = tracks.firstIndex(where: { $0.phase == .streaming }) {
+          // Once per dry spell: the output reports the next only after frames came again.
+          logger.notice("output: underrun: the buffer ran dry while track \(tracks[index].id) was streaming")
+          if !tracks[index].reportedUnderrun {
+            tracks[index].reportedUnderrun = true
+            reporter?.report(.outputUnderrun)
+          }
         }
       } else {
         reportEndOfPlaybackIfDrained()

@@ -15,6 +15,12 @@ private func temporaryFolder() -> String {
   return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
 }
 
+/// The folder and the files in it (the cache keeps no subfolders).
+private func removeFolder(_ path: String) {
+  for name in FileIO.entries(of: path) { unlink(path + "/" + name) }
+  rmdir(path)
+}
+
 private func write(_ path: String, _ bytes: [UInt8]) {
   try! FileIO.writeAtomically(path, bytes)
 }
@@ -44,6 +50,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
 
   @Test func theIndexSurvivesARestartDropsWhatNoLongerMatchesAndTakesInWhatItMissed() {
     let folder = temporaryFolder()
+    defer { removeFolder(folder) }
     let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
     store.load()
     let kept = addFile(store, url: "file:///a", bytes: Array(repeating: 1, count: 1000))
@@ -68,6 +75,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
 
   @Test func aDamagedIndexIsRebuiltFromTheFiles() throws {
     let folder = temporaryFolder()
+    defer { removeFolder(folder) }
     let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
     store.load()
     let keys = (0..<3).map { addFile(store, url: "file:///\($0)", bytes: Array(repeating: UInt8($0), count: 500 + $0)) }
@@ -90,6 +98,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
 
   @Test func aFileWhoseSizeIsNotTheServersIsDropped() {
     let folder = temporaryFolder()
+    defer { removeFolder(folder) }
     let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
     store.load()
     let key = addFile(store, url: "file:///a", bytes: Array(repeating: 1, count: 1000))
@@ -102,6 +111,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
 
   @Test func aCorruptFileIsDroppedWhenItChanged() {
     let folder = temporaryFolder()
+    defer { removeFolder(folder) }
     let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
     store.load()
     let key = addFile(store, url: "file:///a", bytes: Array(repeating: 7, count: 4096))
@@ -119,6 +129,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
 
   @Test func evictsTheLeastRecentlyUsedButNeverAProtectedEntry() {
     let folder = temporaryFolder()
+    defer { removeFolder(folder) }
     let store = CacheStore(directory: folder, capacityBytes: 2500, logger: logger)
     store.load()
     let first = addFile(store, url: "file:///1", bytes: Array(repeating: 1, count: 1000))
@@ -133,6 +144,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
 
   @Test func savedPlaybackRoundTrips() throws {
     let folder = temporaryFolder()
+    defer { removeFolder(folder) }
     let track = QueueTrack(
       index: 3, id: 42, title: "Song \"1\"", artist: "A", album: "B", duration: 12.5, url: "file:///m/s.flac",
       type: "flc", fileSize: 1234, coverID: "c0ffee")

@@ -96,7 +96,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     case .online, .handingBack: .online
     case .disconnected: .disconnected
     case .offline: .offline
-    case .resyncing: .resyncing
+    case .resyncing, .checkingServer: .resyncing
     }
   }
 
@@ -320,7 +320,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   }
 
   private func readStatusForResync(_ index: Int) {
-    guard machine.state == .offline, machine.isConnected else { return }
+    guard machine.state == .offline || machine.state == .checkingServer, machine.isConnected else { return }
     poller.fetch(from: index).hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
       switch result {
       case .failure(let error):

@@ -11,7 +11,7 @@ extension OfflineStateMachine {
     switch state {
     case .online, .disconnected:
       return [.forward(message)]
-    case .offline:
+    case .offline, .checkingServer:
       // LMS still believes it streams what it streamed before the outage (or, restarted, stops
       // a player it does not know): the resync decides.
       return []
@@ -101,8 +101,17 @@ extension OfflineStateMachine {
 
   /// The server's queue, read after the reconnect: bring the server to what is heard.
   public mutating func resyncStatusArrived(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
-    guard state == .offline, isConnected else { return [] }
+    guard state == .offline || state == .checkingServer, isConnected else { return [] }
     resyncFailures = 0
+    if state == .checkingServer, let heard = facts.heard, status.mode == .play,
+      let current = status.currentIndex, ledger.placement(of: heard.engineTrack)?.queueIndex == current,
+      ledger.compare(with: status) == .same
+    {
+      ledger.record(status)
+      state = .online
+      return [.log(.notice, "offline: the server still plays track \(current + 1); nothing to resync"), .planDownloads]
+    }
+    state = .offline
     guard let heard = facts.heard, facts.output.hasAudio,
       let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
     else {
@@ -153,7 +162,7 @@ extension OfflineStateMachine {
     let index: Int
     switch state {
     case .resyncing(let resync): index = resync.queueIndex
-    case .offline where isConnected: index = ledger.latest?.currentIndex ?? 0
+    case .offline where isConnected, .checkingServer: index = ledger.latest?.currentIndex ?? 0
     default: return []
     }
     state = .offline

@@ -7,9 +7,11 @@ import SlimProto
 ///
 /// ```
 /// online ──(connection lost)──► offline ◄──(stream cut / decoded)── disconnected
-///   │  ▲     (or disconnected while an uncached live stream still arrives)  ▲
-///   │  │                                                                    │
-///   │  └──(the next server track starts)── handingBack ◄─(strm s)─ resyncing ◄─(same queue, reconnected)
+///   │  ▲     (or disconnected while an uncached live stream still arrives)  ▲       │ reconnected
+///   │  │                                                                    │       ▼
+///   │  ├──────────────(the server still plays the heard track)──────────────┼── checkingServer
+///   │  │                                                                    │       │ (it does not)
+///   │  └──(the next server track starts)── handingBack ◄─(strm s)─ resyncing ◄──────┘ (or from offline)
 ///   └───────────────────────────────────────────────────────────────────────┘
 /// ```
 ///
@@ -23,6 +25,10 @@ public struct OfflineStateMachine: Sendable {
     case online
     /// The connection is down while a live stream of an uncached track still arrives.
     case disconnected
+    /// Reconnected after `disconnected`: the server's status tells whether it kept streaming
+    /// through a short cut (nothing to do) or lost its playing state (restarted: resync). Its
+    /// stream commands wait for that answer: a restarted LMS stops the player it sees arrive.
+    case checkingServer
     /// Playing from the cache (or played out); resynced once the server is back.
     case offline
     /// Reconnected: the jump was sent, waiting for the server's `strm s`.
@@ -137,8 +143,9 @@ public struct OfflineStateMachine: Sendable {
     var actions: [Action] = [.startPolling]
     switch state {
     case .disconnected:
-      actions.append(.log(.notice, "offline: server back while the live stream still arrives; nothing to resync"))
-      state = .online
+      state = .checkingServer
+      actions.append(.log(.notice, "offline: server back while the live stream plays; asking what it plays"))
+      actions += resyncSoon(afterMilliseconds: 100, facts: facts)
     case .offline:
       // A moment for LMS to take the HELO before it is asked anything.
       actions += resyncSoon(afterMilliseconds: 100, facts: facts)
@@ -156,6 +163,9 @@ public struct OfflineStateMachine: Sendable {
       // Nothing was flushed for the resync: local playback simply goes on.
       state = .offline
       return [.cancelResyncTimeout, .log(.warning, "resync: connection lost again; playing on from the cache")]
+    case .checkingServer:
+      state = .disconnected
+      return []
     case .disconnected, .offline:
       return []
     }
@@ -259,6 +269,10 @@ public struct OfflineStateMachine: Sendable {
       return [.pollSoon]
     case .resyncing:
       return []
+    case .checkingServer:
+      // Played out while the status is read: the status arrives to an offline machine and resyncs.
+      state = .offline
+      return continueAfter(id, cutShort: cutShort, isCached: isCached)
     case .handingBack(var resync):
       // The engine's own STMd for the adopted track goes to the server; remember it.
       if id == resync.engineTrack {
@@ -273,7 +287,7 @@ public struct OfflineStateMachine: Sendable {
   }
 
   public mutating func trackFailed(_ id: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
-    guard state == .offline || state == .disconnected else { return [] }
+    guard state == .offline || state == .disconnected || state == .checkingServer else { return [] }
     state = .offline
     return continueAfter(id, cutShort: true, isCached: isCached)
   }
@@ -283,9 +297,9 @@ public struct OfflineStateMachine: Sendable {
     switch state {
     case .resyncing, .offline:
       return []
-    case .online, .disconnected, .handingBack:
+    case .online, .disconnected, .checkingServer, .handingBack:
       guard let track = queueTrack(of: id), isCached(track) else {
-        if state == .disconnected { state = .offline }
+        if state == .disconnected || state == .checkingServer { state = .offline }
         return [.log(.warning, "offline: stream failed and the track is not cached: playing out the buffer")]
       }
       state = .offline
@@ -310,7 +324,7 @@ public struct OfflineStateMachine: Sendable {
   public func forwardsReports() -> Bool {
     switch state {
     case .online, .handingBack: true
-    case .disconnected, .offline, .resyncing: false
+    case .disconnected, .checkingServer, .offline, .resyncing: false
     }
   }
 

@@ -125,6 +125,54 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(machine.state == .offline)
   }
 
+  @Test func aServerThatRestartedDuringAnUncachedLiveStreamIsResynced() {
+    var machine = playingMachine(queue(3))
+    let live = playing(1, at: 4, decoding: .liveStream(track: 1))
+    _ = machine.connectionChanged(up: false, facts: live, isCached: nothingCached)
+    #expect(machine.state == .disconnected)
+    let back = machine.connectionChanged(up: true, facts: live, isCached: nothingCached)
+    #expect(machine.state == .checkingServer)
+    #expect(back.contains(.readStatusForResync(fromIndex: 0, afterMilliseconds: 100)))
+    // A restarted LMS stops the player it sees arrive: that waits for the status.
+    #expect(machine.serverMessage(.stream(StreamCommand(command: .stop)), facts: live).isEmpty)
+    #expect(!machine.forwardsReports())
+    // It restored the queue but plays nothing: asked to play the heard track from the heard time.
+    let actions = machine.resyncStatusArrived(status(queue(3), current: 0, mode: .stop, timestamp: 7), facts: live)
+    #expect(jumps(actions) == [.jump(queueIndex: 0, seconds: 4, thenPause: false)])
+    #expect(machine.state == .resyncing(.init(engineTrack: 1, queueIndex: 0, requestedSeconds: 4)))
+  }
+
+  @Test func aServerThatKeptStreamingThroughAShortCutIsLeftAlone() {
+    var machine = playingMachine(queue(3))
+    let live = playing(1, at: 4, decoding: .liveStream(track: 1))
+    _ = machine.connectionChanged(up: false, facts: live, isCached: nothingCached)
+    _ = machine.connectionChanged(up: true, facts: live, isCached: nothingCached)
+    let actions = machine.resyncStatusArrived(status(queue(3), current: 0, mode: .play, time: 4), facts: live)
+    #expect(jumps(actions).isEmpty)
+    #expect(machine.state == .online)
+    #expect(machine.forwardsReports())
+  }
+
+  @Test func aLiveStreamThatEndsWhileTheServerIsCheckedIsFollowedFromTheCache() {
+    var machine = playingMachine(queue(3))
+    let live = playing(1, at: 9, decoding: .liveStream(track: 1))
+    _ = machine.connectionChanged(up: false, facts: live, isCached: everythingCached)
+    #expect(machine.state == .offline, "a cached live stream hands off at once")
+    var uncached = playingMachine(queue(3))
+    let cachedFromTheSecond: (QueueTrack) -> Bool = { $0.index > 0 }
+    _ = uncached.connectionChanged(up: false, facts: live, isCached: cachedFromTheSecond)
+    _ = uncached.connectionChanged(up: true, facts: live, isCached: cachedFromTheSecond)
+    let decoded = uncached.trackDecoded(1, cutShort: false, isCached: cachedFromTheSecond)
+    #expect(decoded.contains(.playCached(Array(queue(3)[1...]))))
+    #expect(uncached.state == .offline)
+    // Lost again while checking: back to waiting for the stream.
+    var again = playingMachine(queue(3))
+    _ = again.connectionChanged(up: false, facts: live, isCached: nothingCached)
+    _ = again.connectionChanged(up: true, facts: live, isCached: nothingCached)
+    _ = again.connectionChanged(up: false, facts: live, isCached: nothingCached)
+    #expect(again.state == .disconnected)
+  }
+
   @Test func aFinishedStreamIsFollowedByTheNextCachedTrackAndACutOneContinues() {
     var machine = playingMachine(queue(3))
     var facts = playing(1, at: 2)

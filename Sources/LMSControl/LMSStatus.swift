@@ -66,6 +66,13 @@ public struct LMSStatus: Equatable, Sendable {
     case play, pause, stop
   }
 
+  /// LMS's `playlist repeat`: what follows the end of a track.
+  public enum RepeatMode: Int, Sendable {
+    case off = 0
+    case track = 1
+    case queue = 2
+  }
+
   public var mode: Mode
   /// Seconds into the current track (LMS: start offset + the player's elapsed).
   public var time: Double
@@ -78,11 +85,12 @@ public struct LMSStatus: Equatable, Sendable {
   public var isPlayerConnected: Bool
   /// From the current track on (`status -`), in queue order.
   public var tracks: [QueueTrack]
+  public var repeatMode: RepeatMode
 
   public init(
     mode: Mode, time: Double = 0, duration: Double? = nil, currentIndex: Int? = nil,
     playlistTimestamp: Double? = nil, trackCount: Int = 0, volume: Int? = nil, isPlayerConnected: Bool = true,
-    tracks: [QueueTrack] = []
+    tracks: [QueueTrack] = [], repeatMode: RepeatMode = .off
   ) {
     self.mode = mode
     self.time = time
@@ -93,6 +101,7 @@ public struct LMSStatus: Equatable, Sendable {
     self.volume = volume
     self.isPlayerConnected = isPlayerConnected
     self.tracks = tracks
+    self.repeatMode = repeatMode
   }
 
   public init(result: JSONValue) {
@@ -106,7 +115,7 @@ public struct LMSStatus: Equatable, Sendable {
       trackCount: result["playlist_tracks"]?.int ?? tracks.count,
       volume: result["mixer volume"]?.int,
       isPlayerConnected: result["player_connected"]?.bool ?? true,
-      tracks: tracks)
+      tracks: tracks, repeatMode: result["playlist repeat"]?.int.flatMap(RepeatMode.init(rawValue:)) ?? .off)
   }
 
   public var currentTrack: QueueTrack? { tracks.first { $0.index == currentIndex } }

@@ -241,7 +241,7 @@ public struct OfflineStateMachine: Sendable {
     if let last = ledger.lastPlacedTrack, let index = ledger.placement(of: last)?.queueIndex,
       facts.output.hasAudio
     {
-      ledger.place(id, at: index + 1)
+      ledger.place(id, at: ledger.successor(of: index))
     } else if let current = ledger.latest?.currentIndex {
       ledger.place(id, at: current)
     }
@@ -347,6 +347,6 @@ public struct OfflineStateMachine: Sendable {
 
   /// The queue entry after the one engine track `engineTrack` plays, if the ledger knows it.
   func queueTrack(after engineTrack: Int) -> QueueTrack? {
-    ledger.placement(of: engineTrack).flatMap { ledger.track(at: $0.queueIndex + 1) }
+    ledger.placement(of: engineTrack).flatMap { ledger.track(at: ledger.successor(of: $0.queueIndex)) }
   }
 }

@@ -117,9 +117,24 @@ public struct QueueLedger: Equatable, Sendable {
   /// The newest engine track placed.
   public var lastPlacedTrack: Int? { placements.keys.max() }
 
-  /// The entries after `queueIndex`, in order (what plays next offline).
+  /// The entry LMS plays when entry `queueIndex` ends, as its repeat setting says: the same one,
+  /// the next, or after the last the first.
+  public func successor(of queueIndex: Int) -> Int {
+    switch latest?.repeatMode ?? .off {
+    case .track: queueIndex
+    case .queue where trackCount.map { queueIndex + 1 >= $0 } ?? false: 0
+    case .off, .queue: queueIndex + 1
+    }
+  }
+
+  /// The entries that follow `queueIndex`, in the order they play (what plays next offline):
+  /// with the queue repeated, the ones before it and itself come round again.
   public func tracks(after queueIndex: Int) -> [QueueTrack] {
-    tracks.filter { $0.index > queueIndex }
+    switch latest?.repeatMode ?? .off {
+    case .off: tracks.filter { $0.index > queueIndex }
+    case .track: entries[queueIndex].map { [$0] } ?? []
+    case .queue: tracks.filter { $0.index > queueIndex } + tracks.filter { $0.index <= queueIndex }
+    }
   }
 
   /// A ledger rebuilt from a saved state (a restart without a server).

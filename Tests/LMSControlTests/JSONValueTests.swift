@@ -68,7 +68,7 @@ import Testing
     let result = try JSONValue(
       parsing: #"""
         {"mode":"pause","time":"3.5","duration":20,"playlist_cur_index":"1","playlist_timestamp":1700000000.25,
-         "playlist_tracks":3,"mixer volume":"80","player_connected":1,
+         "playlist_tracks":3,"mixer volume":"80","player_connected":1,"playlist repeat":"2",
          "playlist_loop":[
            {"playlist index":"1","id":8,"title":"B","artist":"X","duration":"20.5","url":"file:///m/b.flac",
             "type":"flc","filesize":"123456","coverid":"abc","remote":0},
@@ -85,6 +85,8 @@ import Testing
     #expect(status.currentTrack?.duration == 20.5)
     #expect(status.currentTrack?.isDownloadable == true)
     #expect(status.tracks[1].isDownloadable == false)
+    #expect(status.repeatMode == .queue)
+    #expect(LMSStatus(result: ["mode": "play"]).repeatMode == .off)
   }
 
   @Test func replyErrorsAreReported() {

@@ -90,6 +90,23 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(ledger.revision > grown)
   }
 
+  @Test func whatFollowsAnEntryIsWhatTheRepeatSettingSays() {
+    var ledger = QueueLedger()
+    var repeated = status(queue(4), current: 3)
+    ledger.record(repeated)
+    #expect(ledger.successor(of: 3) == 4)
+    #expect(ledger.tracks(after: 2).map(\.index) == [3])
+    repeated.repeatMode = .queue
+    ledger.record(repeated)
+    #expect(ledger.successor(of: 2) == 3)
+    #expect(ledger.successor(of: 3) == 0)
+    #expect(ledger.tracks(after: 2).map(\.index) == [3, 0, 1, 2])
+    repeated.repeatMode = .track
+    ledger.record(repeated)
+    #expect(ledger.successor(of: 3) == 3)
+    #expect(ledger.tracks(after: 3).map(\.index) == [3])
+  }
+
   @Test func aCorrectionMovesEveryPlacedTrack() {
     var ledger = QueueLedger()
     ledger.place(5, at: 2)
@@ -171,6 +188,24 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     _ = again.connectionChanged(up: true, facts: live, isCached: nothingCached)
     _ = again.connectionChanged(up: false, facts: live, isCached: nothingCached)
     #expect(again.state == .disconnected)
+  }
+
+  @Test func theStreamAfterTheLastTrackOfARepeatedQueueIsTheFirst() {
+    var machine = OfflineStateMachine()
+    var repeated = status(queue(3), current: 2)
+    repeated.repeatMode = .queue
+    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: everythingCached)
+    _ = machine.statusPolled(repeated, facts: Facts())
+    machine.trackCreated(1, facts: Facts())
+    _ = machine.trackStarted(1)
+    machine.trackCreated(2, facts: playing(1, at: 9))
+    #expect(machine.ledger.placement(of: 2)?.queueIndex == 0)
+    // Its live stream hands off to its cached copy, and after it the queue goes round offline.
+    let lost = machine.connectionChanged(
+      up: false, facts: playing(1, at: 9.5, decoding: .liveStream(track: 2)), isCached: everythingCached)
+    #expect(lost.contains(.continueFromCache(engineTrack: 2, track: queue(3)[0])))
+    let decoded = machine.trackDecoded(2, cutShort: false, isCached: everythingCached)
+    #expect(decoded.contains(.playCached([queue(3)[1], queue(3)[2], queue(3)[0]])))
   }
 
   @Test func aFinishedStreamIsFollowedByTheNextCachedTrackAndACutOneContinues() {

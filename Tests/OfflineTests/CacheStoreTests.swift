@@ -27,6 +27,13 @@ private func write(_ path: String, _ bytes: [UInt8]) {
 
 private let logger = Logger(label: "cache-test")
 
+/// A store over `folder`, its index read.
+private func loadedStore(_ folder: String, capacity: Int = 1 << 20) -> CacheStore {
+  let store = CacheStore(directory: folder, capacityBytes: capacity, logger: logger)
+  store.load()
+  return store
+}
+
 /// Puts a file into the store as a finished download would.
 @discardableResult
 private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected: Set<CacheKey> = []) -> CacheKey {
@@ -51,8 +58,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
   @Test func theIndexSurvivesARestartDropsWhatNoLongerMatchesAndTakesInWhatItMissed() {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }
-    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
-    store.load()
+    let store = loadedStore(folder)
     let kept = addFile(store, url: "file:///a", bytes: Array(repeating: 1, count: 1000))
     let truncated = addFile(store, url: "file:///b", bytes: Array(repeating: 2, count: 1000))
     let deleted = addFile(store, url: "file:///c", bytes: Array(repeating: 3, count: 1000))
@@ -62,8 +68,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     write(folder + "/ffffffffffffffff.audio", [1, 2, 3])
     write(folder + "/stray.audio", [4, 5, 6])  // not a name the cache gives
 
-    let reopened = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
-    reopened.load()
+    let reopened = loadedStore(folder)
     let missed = CacheKey(value: "ffffffffffffffff")
     #expect(reopened.keys == [kept, missed])
     #expect(reopened.lookUp(kept) == store.path(of: kept))
@@ -76,14 +81,12 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
   @Test func aDamagedIndexIsRebuiltFromTheFiles() throws {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }
-    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
-    store.load()
+    let store = loadedStore(folder)
     let keys = (0..<3).map { addFile(store, url: "file:///\($0)", bytes: Array(repeating: UInt8($0), count: 500 + $0)) }
     let entries = keys.map { store.entry($0)! }
     for damage in [Array("{\"entries\": [".utf8), [0xff, 0x00, 0x13]] {
       write(folder + "/index.json", damage)
-      let rebuilt = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
-      rebuilt.load()
+      let rebuilt = loadedStore(folder)
       #expect(rebuilt.keys == Set(keys))
       for entry in entries {
         #expect(rebuilt.entry(entry.key)?.size == entry.size)
@@ -99,8 +102,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
   @Test func aFileWhoseSizeIsNotTheServersIsDropped() {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }
-    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
-    store.load()
+    let store = loadedStore(folder)
     let key = addFile(store, url: "file:///a", bytes: Array(repeating: 1, count: 1000))
     #expect(store.verify(key, expectedSize: 1000))
     #expect(store.verify(key, expectedSize: nil))
@@ -112,8 +114,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
   @Test func aCorruptFileIsDroppedWhenItChanged() {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }
-    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, logger: logger)
-    store.load()
+    let store = loadedStore(folder)
     let key = addFile(store, url: "file:///a", bytes: Array(repeating: 7, count: 4096))
     #expect(store.verify(key))
     var bytes = Array(repeating: UInt8(7), count: 4096)
@@ -130,8 +131,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
   @Test func evictsTheLeastRecentlyUsedButNeverAProtectedEntry() {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }
-    let store = CacheStore(directory: folder, capacityBytes: 2500, logger: logger)
-    store.load()
+    let store = loadedStore(folder, capacity: 2500)
     let first = addFile(store, url: "file:///1", bytes: Array(repeating: 1, count: 1000))
     let second = addFile(store, url: "file:///2", bytes: Array(repeating: 2, count: 1000))
     _ = store.lookUp(first)  // now the second is the least recently used

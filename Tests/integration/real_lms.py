@@ -358,13 +358,7 @@ class RealLMS:
     def reap_strays(self) -> list[int]:
         """SIGKILLs `strays()` and what they started; returns their pids."""
         strays = self.strays()
-        victims = [v for pid in strays for v in (pid, *_descendants(pid))]
-        for victim in victims:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(victim, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(v) for v in victims):
-            time.sleep(0.05)
+        _kill_and_wait([v for pid in strays for v in (pid, *_descendants(pid))])
         return strays
 
     def wipe(self) -> None:
@@ -389,14 +383,7 @@ class RealLMS:
         victims = [pid, *_descendants(pid)]
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)  # the script starts LMS with setsid: its own process group
-        for victim in victims:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(victim, signal.SIGKILL)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and any(_alive(v) for v in victims):
-            time.sleep(0.05)
-        left = [v for v in victims if _alive(v)]
-        if left:
+        if left := _kill_and_wait(victims):
             raise LMSError(f"processes {left} survived SIGKILL")
 
     def log(self, lines: int = 200) -> str:
@@ -566,6 +553,17 @@ def _descendants(pid: int) -> list[int]:
             found.append(child)
             todo.append(child)
     return found
+
+
+def _kill_and_wait(victims: list[int]) -> list[int]:
+    """SIGKILLs each process and waits up to 10 s for them to be gone; returns those still there."""
+    for victim in victims:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(victim, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(v) for v in victims):
+        time.sleep(0.05)
+    return [v for v in victims if _alive(v)]
 
 
 def _alive(pid: int) -> bool:

@@ -288,6 +288,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       jump(to: index, seconds: seconds, thenPause: thenPause)
     case .restartServerTrack(let index):
       _ = client.request(["playlist", "jump", .number(Double(index))])
+    case .stopServer:
+      _ = client.request(["stop"])
     case .stopLocal:
       engine.stopLocal()
     case .dropLocalTracks(let id):

@@ -103,7 +103,7 @@ extension OfflineStateMachine {
   public mutating func resyncStatusArrived(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
     guard state == .offline || state == .checkingServer, isConnected else { return [] }
     resyncFailures = 0
-    if state == .checkingServer, let heard = facts.heard, status.mode == .play,
+    if state == .checkingServer, facts.output.hasAudio, let heard = facts.heard, status.mode == .play,
       let current = status.currentIndex, ledger.placement(of: heard.engineTrack)?.queueIndex == current,
       ledger.compare(with: status) == .same
     {
@@ -115,9 +115,8 @@ extension OfflineStateMachine {
     guard let heard = facts.heard, facts.output.hasAudio,
       let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
     else {
-      ledger.record(status)
       state = .online
-      return [.log(.notice, "resync: nothing is playing locally; the server takes over as it is"), .planDownloads]
+      return serverTakesOver(status) + [.planDownloads]
     }
     var index = placement.queueIndex
     var actions: [Action] = []
@@ -154,6 +153,45 @@ extension OfflineStateMachine {
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
       .jump(queueIndex: index, seconds: requested, thenPause: facts.output == .paused),
       .armResyncTimeout,
+    ]
+  }
+
+  /// Nothing plays locally. When the cache ran out while the server still says it plays, the
+  /// server goes on from where the local play stopped; otherwise it is followed as it is.
+  private mutating func serverTakesOver(_ status: LMSStatus) -> [Action] {
+    defer { playedOut = nil }
+    let edited = ledger.compare(with: status) != .same
+    let before = ledger
+    ledger.record(status)
+    guard let playedOut, status.mode == .play else {
+      return [.log(.notice, "resync: nothing is playing locally; the server takes over as it is")]
+    }
+    let (lastIndex, again) =
+      switch playedOut {
+      case .after(let index): (index, false)
+      case .cutShort(let index): (index, true)
+      }
+    var index = lastIndex
+    if edited {
+      guard let last = before.track(at: lastIndex), let moved = status.tracks.first(where: { $0.identity == last.identity })
+      else {
+        return [
+          .log(.notice, "resync: the cache ran out and the queue was edited on the server while offline: following the server")
+        ]
+      }
+      index = moved.index
+    }
+    let next = again ? index : ledger.successor(of: index)
+    if let count = ledger.trackCount, next >= count {
+      return [
+        .log(.notice, "resync: the queue was played to its end while offline; stopping the server's playback"),
+        .stopServer,
+      ]
+    }
+    let why = again ? "track \(index + 1) was cut short offline" : "the cache ran out after track \(index + 1)"
+    return [
+      .log(.notice, "resync: \(why); asking the server to play track \(next + 1)"),
+      .restartServerTrack(queueIndex: next),
     ]
   }
 

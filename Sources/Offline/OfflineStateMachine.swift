@@ -47,6 +47,15 @@ public struct OfflineStateMachine: Sendable {
     public var decoderReadyReported = false
   }
 
+  /// Where offline playback ran out of cached audio: the resync asks the server to go on from
+  /// there, so it does not show "play" over silence.
+  public enum PlayedOut: Equatable, Sendable {
+    /// Queue entry `queueIndex` was heard to its end and nothing cached followed it.
+    case after(queueIndex: Int)
+    /// Queue entry `queueIndex` was cut short, and neither it nor what follows was cached.
+    case cutShort(queueIndex: Int)
+  }
+
   /// What the engine is doing, as far as the decisions need it.
   public struct EngineFacts: Equatable, Sendable {
     public enum Decoding: Equatable, Sendable {
@@ -119,6 +128,8 @@ public struct OfflineStateMachine: Sendable {
     case jump(queueIndex: Int, seconds: Double, thenPause: Bool)
     /// `playlist jump index`: the server restarts that track its own way.
     case restartServerTrack(queueIndex: Int)
+    /// `stop`: the queue was played to its end offline.
+    case stopServer
     case stopLocal
     /// Drop the cached tracks queued behind this engine track (the server's stream follows it).
     case dropLocalTracks(after: Int)
@@ -130,6 +141,8 @@ public struct OfflineStateMachine: Sendable {
   public internal(set) var state = State.online
   public internal(set) var ledger = QueueLedger()
   public private(set) var isConnected = false
+  /// Set while offline playback has run out of cached audio; cleared when anything plays again.
+  public internal(set) var playedOut: PlayedOut?
   /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
   var resyncFailures = 0
 
@@ -207,17 +220,21 @@ public struct OfflineStateMachine: Sendable {
     if cutShort, let track = ledger.track(at: placement.queueIndex) {
       guard isCached(track) else {
         return [.log(.warning, "offline: track \(track.index + 1) was cut short and is not cached")]
-          + nextCached(after: placement.queueIndex, isCached: isCached)
+          + nextCached(after: placement.queueIndex, playedOut: .cutShort(queueIndex: track.index), isCached: isCached)
       }
       return [
         .continueFromCache(engineTrack: id, track: track),
         .log(.notice, "offline: track \(track.index + 1) was cut short; it continues from the cache"),
       ]
     }
-    return nextCached(after: placement.queueIndex, isCached: isCached)
+    return nextCached(
+      after: placement.queueIndex, playedOut: .after(queueIndex: placement.queueIndex), isCached: isCached)
   }
 
-  private func nextCached(after queueIndex: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
+  /// The cached tracks after `queueIndex`; when there are none, playback runs out as `playedOut`.
+  private mutating func nextCached(
+    after queueIndex: Int, playedOut: PlayedOut, isCached: (QueueTrack) -> Bool
+  ) -> [Action] {
     var actions: [Action] = []
     var candidates: [QueueTrack] = []
     for track in ledger.tracks(after: queueIndex) {
@@ -228,6 +245,7 @@ public struct OfflineStateMachine: Sendable {
       }
     }
     guard !candidates.isEmpty else {
+      self.playedOut = playedOut
       return actions + [.log(.warning, "offline: nothing more is cached: playing out the buffer, then stopping")]
     }
     return actions + [.playCached(candidates)]
@@ -237,6 +255,7 @@ public struct OfflineStateMachine: Sendable {
 
   /// A `strm s` passed to the engine created track `id`.
   public mutating func trackCreated(_ id: Int, facts: EngineFacts) {
+    playedOut = nil
     // A stream sent while another track plays is its successor in the queue.
     if let last = ledger.lastPlacedTrack, let index = ledger.placement(of: last)?.queueIndex,
       facts.output.hasAudio
@@ -249,6 +268,7 @@ public struct OfflineStateMachine: Sendable {
 
   /// A cached track was queued (by `playCached`, local control or a resume).
   public mutating func localTrackQueued(_ id: Int, queueIndex: Int, startSeconds: Double = 0) {
+    playedOut = nil
     ledger.place(id, at: queueIndex, startSeconds: startSeconds)
   }
 
@@ -334,6 +354,7 @@ public struct OfflineStateMachine: Sendable {
   public mutating func resumeSaved(_ ledger: QueueLedger) {
     self.ledger = ledger
     state = .offline
+    playedOut = nil
   }
 
   /// Local control replaced everything that played.

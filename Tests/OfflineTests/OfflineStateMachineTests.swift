@@ -313,6 +313,89 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(machine.state == .online)
   }
 
+  /// Offline, engine track 7 (entry `index`) was decoded to its end (or cut) and nothing cached
+  /// followed it; the buffer played out, then the server came back.
+  private func playedOut(
+    _ tracks: [QueueTrack], index: Int, cutShort: Bool = false, repeatMode: LMSStatus.RepeatMode = .off
+  ) -> OfflineStateMachine {
+    var machine = OfflineStateMachine()
+    var seen = status(tracks, current: index)
+    seen.repeatMode = repeatMode
+    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: everythingCached)
+    _ = machine.statusPolled(seen, facts: Facts())
+    _ = machine.connectionChanged(up: false, facts: playing(1, at: 1, decoding: .liveStream(track: 1)), isCached: everythingCached)
+    machine.localTrackQueued(7, queueIndex: index)
+    let decoded = machine.trackDecoded(7, cutShort: cutShort, isCached: nothingCached)
+    #expect(!decoded.contains { if case .playCached = $0 { true } else { false } })
+    _ = machine.connectionChanged(up: true, facts: Facts(lastDecodedTrack: 7), isCached: everythingCached)
+    return machine
+  }
+
+  @Test func aPlayerThatRanOutOfCacheAsksTheServerForTheNextTrack() {
+    var machine = playedOut(queue(4), index: 1)
+    // LMS still "plays" the entry whose stream the outage cut: the silence must not stay.
+    let actions = machine.resyncStatusArrived(status(queue(4), current: 0), facts: Facts(lastDecodedTrack: 7))
+    #expect(actions.contains(.restartServerTrack(queueIndex: 2)))
+    #expect(jumps(actions).isEmpty)
+    #expect(machine.state == .online)
+    #expect(machine.playedOut == nil)
+  }
+
+  @Test func aTrackCutShortAndNotCachedIsPlayedAgainByTheServer() {
+    var machine = playedOut(queue(4), index: 1, cutShort: true)
+    let actions = machine.resyncStatusArrived(status(queue(4), current: 1), facts: Facts(lastDecodedTrack: 7))
+    #expect(actions.contains(.restartServerTrack(queueIndex: 1)))
+  }
+
+  @Test func aQueuePlayedToItsEndOfflineStopsTheServer() {
+    var machine = playedOut(queue(3), index: 2)
+    let actions = machine.resyncStatusArrived(status(queue(3), current: 2), facts: Facts(lastDecodedTrack: 7))
+    #expect(actions.contains(.stopServer))
+    #expect(!actions.contains { if case .restartServerTrack = $0 { true } else { false } })
+    // With the queue repeated, the first entry follows the last.
+    var repeated = playedOut(queue(3), index: 2, repeatMode: .queue)
+    var looping = status(queue(3), current: 2)
+    looping.repeatMode = .queue
+    #expect(repeated.resyncStatusArrived(looping, facts: Facts()).contains(.restartServerTrack(queueIndex: 0)))
+  }
+
+  @Test func aRanOutPlayerFollowsAnEditedQueueAndAStoppedServer() {
+    // An entry was inserted before the last one heard: the next is found by identity.
+    var moved = playedOut(queue(4), index: 1)
+    let inserted = queue(5, ids: [100, 150, 101, 102, 103])
+    #expect(moved.resyncStatusArrived(status(inserted, current: 0), facts: Facts()).contains(.restartServerTrack(queueIndex: 3)))
+    // The last one heard was removed: the server is followed as it is.
+    var removed = playedOut(queue(4), index: 1)
+    let without = removed.resyncStatusArrived(status(queue(3, ids: [100, 102, 103]), current: 0), facts: Facts())
+    #expect(!without.contains { if case .restartServerTrack = $0 { true } else { false } })
+    #expect(!without.contains(.stopServer))
+    // Stopped or paused on the server (from its web page while the player was away): left so.
+    for mode in [LMSStatus.Mode.stop, .pause] {
+      var left = playedOut(queue(4), index: 1)
+      let actions = left.resyncStatusArrived(status(queue(4), current: 1, mode: mode), facts: Facts())
+      #expect(actions.allSatisfy { if case .log = $0 { true } else { $0 == .planDownloads } })
+    }
+  }
+
+  @Test func aPlayerThatPlaysAgainLocallyHasNotRunOut() {
+    var machine = playedOut(queue(4), index: 1)
+    #expect(machine.playedOut == .after(queueIndex: 1))
+    machine.localTrackQueued(9, queueIndex: 0)
+    #expect(machine.playedOut == nil)
+  }
+
+  @Test func aLiveStreamThatPlayedOutWhileDisconnectedIsNotTakenForPlaying() {
+    var machine = playingMachine(queue(3))
+    let live = playing(1, at: 4, decoding: .liveStream(track: 1))
+    _ = machine.connectionChanged(up: false, facts: live, isCached: nothingCached)
+    _ = machine.trackDecoded(1, cutShort: false, isCached: nothingCached)
+    _ = machine.connectionChanged(up: true, facts: Facts(lastDecodedTrack: 1), isCached: nothingCached)
+    // LMS kept "playing" entry 0 through the cut, but nothing is heard: it goes on to entry 1.
+    let heardLast = Facts(lastDecodedTrack: 1, heard: .init(engineTrack: 1, seconds: 10))
+    let actions = machine.resyncStatusArrived(status(queue(3), current: 0, time: 10), facts: heardLast)
+    #expect(actions.contains(.restartServerTrack(queueIndex: 1)))
+  }
+
   @Test func theServerStreamIsAdoptedAndTakesOverAtTheNextTrack() {
     var machine = reconnected(queue(3), index: 1)
     _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))

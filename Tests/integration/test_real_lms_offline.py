@@ -388,6 +388,33 @@ def test_a_partition_with_less_audio_buffered_than_the_silence_it_takes_hands_of
     compare_whole_queue(player, capture, queue, timeout=60 + queue.seconds_for(len(queue.reference)))
 
 
+@pytest.mark.timeout(300)
+def test_a_partition_that_outlasts_the_cache_ends_with_lms_playing_the_next_track(real_lms, start_player, tmp_path):
+    """Only the track being heard is cached (`--prefetch 0`) and the network stays down past its end:
+    the player falls silent. Once the network is back, LMS, which still says "play" for the stream
+    the partition cut, is asked for the entry after the last one heard, and the music goes on from
+    its first sample: nothing lost, nothing heard twice, and no silence left under a "play"."""
+    queue = Queue(real_lms.library.tracks("Long FLAC")[:2])
+    player, capture = launch(real_lms, start_player, tmp_path, queue, "--prefetch", "0")
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=3.0, cached=1)
+    first = len(queue.references[0])
+    with real_lms.partition():
+        assert real_lms.wait_for(lambda: "server gone" in player.log(), timeout=20), player.log()
+        capture.wait_for_length(first, timeout=60)
+        time.sleep(3.0)
+        silent = len(capture.bytes())
+        assert silent == first, f"{silent - first:+d} bytes after the first track with nothing cached\n{player.log()}"
+    back = time.monotonic()
+    assert real_lms.wait_for(lambda: "cache ran out after track 1" in player.log(), timeout=30), player.log()
+    # LMS plays the second entry, and it is heard.
+    assert real_lms.wait_for(
+        lambda: real_lms.status(MAC).get("mode") == "play" and int(real_lms.status(MAC).get("playlist_cur_index", -1)) == 1
+        and len(capture.bytes()) > first + queue.rates[1], timeout=30), player.log()
+    print(f"audio again {time.monotonic() - back:.2f} s after the network came back")
+    compare_whole_queue(player, capture, queue, timeout=60 + queue.seconds_for(len(queue.reference)))
+    assert real_lms.wait_for(lambda: real_lms.status(MAC).get("mode") == "stop", timeout=10)
+
+
 @pytest.mark.timeout(400)
 def test_a_flapping_link_ten_partitions_in_two_minutes(real_lms, start_player, tmp_path):
     import random

@@ -49,8 +49,10 @@ from slimproto_tap import SlimProtoTap  # noqa: E402
 
 READER = ROOT / "scripts" / "bench_reader.py"
 LMS_SCRIPT = ROOT.parent / "shared" / "lms" / "lms"
-LMS_ADDR = "127.0.0.2"
-TAP_ADDR = "127.0.0.4"  # the players' server: the relay in front of LMS
+# Addresses of its own: the tests' LMS is on 127.0.0.2, the soak's on 127.0.0.4, the fault loops' on
+# 127.0.0.6 (each server reaps copies of LMS on its address that it did not start).
+LMS_ADDR = "127.0.0.7"
+TAP_ADDR = "127.0.0.8"  # the players' server: the relay in front of LMS
 
 
 def run(*command: str) -> None:

@@ -38,8 +38,9 @@ public final class ALSAMixer {
   private let mixer: OpaquePointer
   private let element: OpaquePointer
 
-  /// `control` may carry an index: `Digital,1`.
-  public init(device: String, control: String) throws(MixerError) {
+  /// `control` may carry an index: `Digital,1`. `linear` (`-X`): the raw scale even when the
+  /// control has a usable dB scale.
+  public init(device: String, control: String, linear: Bool = false) throws(MixerError) {
     self.device = device
     self.control = control
     let (name, index) = Self.split(control)
@@ -67,7 +68,8 @@ public final class ALSAMixer {
     self.element = element
     var low = 0
     var high = 0
-    if snd_mixer_selem_get_playback_dB_range(element, &low, &high) == 0, high - low >= Self.minimumDecibelSpan {
+    if !linear, snd_mixer_selem_get_playback_dB_range(element, &low, &high) == 0, high - low >= Self.minimumDecibelSpan
+    {
       scale = .decibels(minimum: low, maximum: high)
     } else {
       snd_mixer_selem_get_playback_volume_range(element, &low, &high)

@@ -173,10 +173,13 @@ extension OfflineStateMachine {
       }
     var index = lastIndex
     if edited {
-      guard let last = before.track(at: lastIndex), let moved = status.tracks.first(where: { $0.identity == last.identity })
+      guard let last = before.track(at: lastIndex),
+        let moved = status.tracks.first(where: { $0.identity == last.identity })
       else {
         return [
-          .log(.notice, "resync: the cache ran out and the queue was edited on the server while offline: following the server")
+          .log(
+            .notice,
+            "resync: the cache ran out and the queue was edited on the server while offline: following the server")
         ]
       }
       index = moved.index

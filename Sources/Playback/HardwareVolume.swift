@@ -16,6 +16,8 @@ public final class HardwareVolume: @unchecked Sendable {
   public let device: String
   public let control: String
   public let role: Role
+  /// `-X`: the control's raw steps spread evenly over −72…0 dB, whatever its dB scale says.
+  public let linear: Bool
   private let queue = DispatchQueue(label: "slimplay.mixer")
   private let logger: Logger
   // On `queue` only.
@@ -23,10 +25,11 @@ public final class HardwareVolume: @unchecked Sendable {
   private var gain: (left: UInt32, right: UInt32)?
   private var lastFailure: String?
 
-  public init(device: String, control: String, role: Role, logger: Logger) {
+  public init(device: String, control: String, role: Role, linear: Bool = false, logger: Logger) {
     self.device = device
     self.control = control
     self.role = role
+    self.linear = linear
     self.logger = logger
   }
 
@@ -73,7 +76,7 @@ public final class HardwareVolume: @unchecked Sendable {
   private func openMixer() -> ALSAMixer? {
     if let mixer { return mixer }
     do {
-      let opened = try ALSAMixer(device: device, control: control)
+      let opened = try ALSAMixer(device: device, control: control, linear: linear)
       mixer = opened
       lastFailure = nil
       logger.info("mixer \(device) \(control): \(opened.scale)")

@@ -22,7 +22,17 @@ struct PlayerRuntime {
   let settings: PlayerSettings
 
   func run() throws {
-    ShutdownSignals.block()
+    // Before any thread: the log file takes standard error, then the fork leaves the terminal.
+    let logFile = try settings.logFile.map { path in try LogFile(path: path) }
+    if settings.daemonize {
+      guard daemon(0, 1) == 0 else {
+        SlimplayCommand.printError("slimplay: cannot run in the background: \(String(cString: strerror(errno)))")
+        throw ExitCode.failure
+      }
+      // Nothing of the starting terminal is kept but what is used: the audio of `-o -`, the log file.
+      detachStandardStreams(keepOutput: settings.output == .standardOutput, keepError: logFile != nil)
+    }
+    ShutdownSignals.block(hangUp: logFile != nil)
     let logging = settings.logging
     LoggingSystem.bootstrap { label in
       StderrLogHandler(label: label, level: logging.level(for: label))
@@ -40,6 +50,7 @@ struct PlayerRuntime {
       return
     }
     let logger = Logger(label: LogConfiguration.Category.slimproto.rawValue)
+    for ignored in settings.ignoredOptions { logger.warning("\(ignored)") }
     let environment = Environment.current(["STATE_DIRECTORY", "XDG_STATE_HOME", "HOME"])
 
     if let pidFile = settings.pidFile {
@@ -172,7 +183,13 @@ struct PlayerRuntime {
     streamingEngine.trackStarted = releaseAfterStarting
     client.start()
     loop.scheduleTask(in: .seconds(2)) { releaseStartUp() }
-    let number = ShutdownSignals.next()
+    var number = ShutdownSignals.next(hangUp: logFile != nil)
+    while number == SIGHUP, let logFile {
+      // logrotate moved the file away: the log goes on in a new one of the same name.
+      logFile.reopen()
+      logger.notice("SIGHUP: log file \(logFile.path) reopened")
+      number = ShutdownSignals.next(hangUp: true)
+    }
     logger.notice("signal \(number): shutting down")
     loop.execute {
       coordinator?.shutDown()
@@ -183,6 +200,15 @@ struct PlayerRuntime {
     }
     try client.stopped.wait()
     try group.syncShutdownGracefully()
+  }
+
+  private func detachStandardStreams(keepOutput: Bool, keepError: Bool) {
+    let null = open("/dev/null", O_RDWR | O_CLOEXEC)
+    guard null >= 0 else { return }
+    dup2(null, STDIN_FILENO)
+    if !keepOutput { dup2(null, STDOUT_FILENO) }
+    if !keepError { dup2(null, STDERR_FILENO) }
+    close(null)
   }
 
   /// The JSON-RPC client of the server the session is connected to.
@@ -259,7 +285,7 @@ struct PlayerRuntime {
     }
     let hardwareVolume = settings.mixer.map {
       HardwareVolume(
-        device: $0.device, control: $0.control, role: $0.role,
+        device: $0.device, control: $0.control, role: $0.role, linear: $0.linear,
         logger: Logger(label: LogConfiguration.Category.output.rawValue))
     }
     if let hardwareVolume, hardwareVolume.role == .fullScale { hardwareVolume.deviceOpened() }
@@ -275,13 +301,17 @@ struct PlayerRuntime {
   /// The highest rate the output can play natively: the `-r` list when given; for ALSA the
   /// device's own maximum; stdout and null take any rate.
   private func maximumSampleRate() -> Int {
-    if let rates = settings.rates { return rates.maximum }
-    switch settings.output {
-    case .standardOutput, .null:
-      return 384_000
-    case .alsa(let device):
-      return ALSADevices.maximumRate(of: device) ?? 384_000
+    let playable: Int
+    if let rates = settings.rates {
+      playable = rates.maximum
+    } else {
+      switch settings.output {
+      case .standardOutput, .null: playable = 384_000
+      case .alsa(let device): playable = ALSADevices.maximumRate(of: device) ?? 384_000
+      }
     }
+    // -Z lowers it (with no resampler here, a higher one would promise rates that cannot play).
+    return settings.maximumRateLimit.map { min($0, playable) } ?? playable
   }
 
   private func listMixerControls(device: String) {

@@ -17,7 +17,11 @@ public struct PlayerSettings: Equatable, Sendable {
   public var outputParameters = OutputParameters()
   public var buffers = BufferSizes.withCache()
   public var codecs = Codec.defaultOrder
+  /// `-W`: WAV files are offered as they are (`wav` in HELO); the player reads their headers.
+  public var waveFiles = false
   public var rates: RateSpecification?
+  /// `-Z`: the highest rate reported to the server, below what the device plays.
+  public var maximumRateLimit: Int?
   public var idleCloseSeconds: Int?
   /// `-V` or `-U`.
   public var mixer: MixerSettings?
@@ -30,6 +34,12 @@ public struct PlayerSettings: Equatable, Sendable {
   /// A server silent this long while the live stream stalls is gone (before the timeout).
   public var liveness = ServerLiveness()
   public var pidFile: String?
+  /// `-f`: the log goes here instead of standard error.
+  public var logFile: String?
+  /// `-z`.
+  public var daemonize = false
+  /// squeezelite options taken for compatibility that change nothing, one warning line each.
+  public var ignoredOptions: [String] = []
   /// `-S`: run with 2 at start, 1/0 on power on/off.
   public var powerScript: String?
   public var offline = OfflineSettings()
@@ -39,7 +49,9 @@ public struct PlayerSettings: Equatable, Sendable {
   public init() {}
 
   /// HELO format tokens in preference order.
-  public var formatTokens: [String] { codecs.flatMap(\.capabilityTokens) }
+  public var formatTokens: [String] {
+    codecs.flatMap { codec in waveFiles && codec == .pcm ? ["wav"] + codec.capabilityTokens : codec.capabilityTokens }
+  }
 
   /// Where the server-assigned name is kept: `-N`, else the state folder.
   public func nameFilePath(environment: [String: String]) -> String? {
@@ -103,10 +115,13 @@ public struct MixerSettings: Equatable, Sendable {
   public var device: String
   public var control: String
   public var role: HardwareVolume.Role
+  /// `-X`.
+  public var linear: Bool
 
-  public init(device: String, control: String, role: HardwareVolume.Role) {
+  public init(device: String, control: String, role: HardwareVolume.Role, linear: Bool = false) {
     self.device = device
     self.control = control
     self.role = role
+    self.linear = linear
   }
 }

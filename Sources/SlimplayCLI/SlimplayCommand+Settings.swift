@@ -61,7 +61,7 @@ extension SlimplayCommand {
       }
       settings.mixer = MixerSettings(
         device: mixerDevice ?? ALSAMixer.device(forOutput: output), control: control,
-        role: volumeControl != nil ? .volume : .fullScale)
+        role: volumeControl != nil ? .volume : .fullScale, linear: linearMixer)
     }
     if listMixerControls {
       guard case .alsa(let output) = settings.output else { throw ValidationError("-L needs an ALSA output (-o)") }
@@ -81,6 +81,7 @@ extension SlimplayCommand {
     settings.liveness = ServerLiveness(
       silenceSeconds: Double(min(serverSilence, serverTimeout)), stallSeconds: Double(streamStall))
     settings.pidFile = pidFile
+    try squeezeliteOptions(into: &settings)
     if let powerScript {
       guard access(powerScript, X_OK) == 0 else { throw ValidationError("-S \(powerScript): not an executable file") }
       settings.powerScript = powerScript
@@ -107,5 +108,35 @@ extension SlimplayCommand {
       enabled: !noOffline, cacheDirectory: cacheDir, cacheMegabytes: cacheSize, prefetch: prefetch,
       lmsPort: lmsPort, lmsUser: lmsUser, lmsPasswordFile: lmsPasswordFile)
     return settings
+  }
+
+  /// squeezelite's options with no counterpart here yet: taken, so a squeezelite set-up starts,
+  /// and named in the log.
+  private func squeezeliteOptions(into settings: inout PlayerSettings) throws {
+    if let maximumRate {
+      guard (8000...1_536_000).contains(maximumRate) else {
+        throw ValidationError("invalid -Z '\(maximumRate)': expected a sample rate such as 96000")
+      }
+      settings.maximumRateLimit = maximumRate
+    }
+    if linearMixer && volumeControl == nil {
+      settings.ignoredOptions.append("-X applies to the -V control; without -V it changes nothing")
+    }
+    settings.waveFiles = readWaveHeaders
+    settings.logFile = logFile
+    settings.daemonize = daemonize
+    if let dsdOutput {
+      settings.ignoredOptions.append("-D \(dsdOutput): DSD is not played yet; the option is ignored")
+    }
+    if let resampling {
+      settings.ignoredOptions.append(
+        "-R \(resampling): resampling is not done yet; tracks play at their own rate")
+    }
+    if let gpioRelay {
+      guard powerScript == nil else { throw ValidationError("-G and -S cannot be combined (as in squeezelite)") }
+      settings.ignoredOptions.append("-G \(gpioRelay): the GPIO relay is not driven yet; use -S with a script")
+    }
+    if infrared != nil { settings.ignoredOptions.append("-i: no LIRC support; the option is ignored") }
+    if visualiser { settings.ignoredOptions.append("-v: no visualiser; the option is ignored") }
   }
 }

@@ -117,6 +117,56 @@ public struct SlimplayCommand: ParsableCommand {
   var idleClose: Int?
 
   @Option(
+    name: .customShort("Z"),
+    help: ArgumentHelp("Highest sample rate reported to the server (it lowers the device's).", valueName: "rate"))
+  var maximumRate: Int?
+
+  @Flag(
+    name: .customShort("X"),
+    help: "With -V: spread the volume evenly over the control's raw steps instead of its dB scale.")
+  var linearMixer = false
+
+  @Flag(
+    name: .customShort("W"),
+    help: "Offer WAV files to the server as they are (the player reads WAV and AIFF headers itself).")
+  var readWaveHeaders = false
+
+  @Option(
+    name: .customShort("D"),
+    help: ArgumentHelp(
+      "DSD output (accepted for squeezelite set-ups; DSD is not played yet).", valueName: "[delay][:format]"))
+  var dsdOutput: String?
+
+  @Option(
+    name: [.customShort("R"), .customShort("u")],
+    help: ArgumentHelp(
+      "Resampling (accepted for squeezelite set-ups; tracks play at their own rate).", valueName: "[recipe]"))
+  var resampling: String?
+
+  @Option(
+    name: .customShort("G"),
+    help: ArgumentHelp("GPIO amplifier relay (accepted for squeezelite set-ups; use -S).", valueName: "chip:line:H|L"))
+  var gpioRelay: String?
+
+  @Option(
+    name: .customShort("i"), help: ArgumentHelp("LIRC remote control (not supported; ignored).", valueName: "[lircrc]"))
+  var infrared: String?
+
+  @Flag(name: .customShort("v"), help: "Visualiser (not supported; ignored).")
+  var visualiser = false
+
+  @Option(
+    name: .customShort("f"),
+    help: ArgumentHelp("Log to this file instead of standard error; reopened on SIGHUP.", valueName: "logfile"))
+  var logFile: String?
+
+  @Flag(name: .customShort("z"), help: "Run in the background (daemon); use -f for the log.")
+  var daemonize = false
+
+  @Flag(name: .customShort("t"), help: "Print the licence and exit.")
+  var printLicence = false
+
+  @Option(
     name: .customShort("d"),
     help: ArgumentHelp(
       "Log level per category: all|slimproto|stream|decode|output|lms|cache|control = trace|debug|info|notice|warning|error. Repeatable.",
@@ -208,13 +258,21 @@ public struct SlimplayCommand: ParsableCommand {
   public static func runFromCommandLine() -> Never {
     let arguments = Array(CommandLine.arguments.dropFirst())
     do {
-      main(try ConfigFile.expand(arguments) { message in printError("slimplay: \(message)") })
+      let expanded = try ConfigFile.expand(arguments) { message in printError("slimplay: \(message)") }
+      main(SqueezeliteArguments.normalize(expanded))
     } catch {
       printError("slimplay: \(error)")
       Glibc.exit(64)
     }
     Glibc.exit(0)
   }
+
+  static let licence = """
+    slimplay \(SlimplayVersion.string), a headless Squeezebox player.
+    Licensed under the Apache License, Version 2.0: http://www.apache.org/licenses/LICENSE-2.0
+    Distributed on an "AS IS" BASIS, WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND.
+
+    """
 
   static func printError(_ message: String) { write(message + "\n", to: 2) }
 
@@ -230,6 +288,10 @@ public struct SlimplayCommand: ParsableCommand {
   }
 
   public func run() throws {
+    if printLicence {
+      Self.printOutput(Self.licence)
+      return
+    }
     if printConfigTemplate {
       Self.printOutput(ServiceUnit.configTemplate)
       return

@@ -323,7 +323,8 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     seen.repeatMode = repeatMode
     _ = machine.connectionChanged(up: true, facts: Facts(), isCached: everythingCached)
     _ = machine.statusPolled(seen, facts: Facts())
-    _ = machine.connectionChanged(up: false, facts: playing(1, at: 1, decoding: .liveStream(track: 1)), isCached: everythingCached)
+    _ = machine.connectionChanged(
+      up: false, facts: playing(1, at: 1, decoding: .liveStream(track: 1)), isCached: everythingCached)
     machine.localTrackQueued(7, queueIndex: index)
     let decoded = machine.trackDecoded(7, cutShort: cutShort, isCached: nothingCached)
     #expect(!decoded.contains { if case .playCached = $0 { true } else { false } })
@@ -363,7 +364,9 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     // An entry was inserted before the last one heard: the next is found by identity.
     var moved = playedOut(queue(4), index: 1)
     let inserted = queue(5, ids: [100, 150, 101, 102, 103])
-    #expect(moved.resyncStatusArrived(status(inserted, current: 0), facts: Facts()).contains(.restartServerTrack(queueIndex: 3)))
+    #expect(
+      moved.resyncStatusArrived(status(inserted, current: 0), facts: Facts()).contains(
+        .restartServerTrack(queueIndex: 3)))
     // The last one heard was removed: the server is followed as it is.
     var removed = playedOut(queue(4), index: 1)
     let without = removed.resyncStatusArrived(status(queue(3, ids: [100, 102, 103]), current: 0), facts: Facts())

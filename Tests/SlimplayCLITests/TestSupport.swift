@@ -2,7 +2,7 @@ import SlimplayCLI
 
 /// Parses a command line as `slimplay` would, then validates it into settings.
 func settings(_ arguments: [String]) throws -> PlayerSettings {
-  try SlimplayCommand.parse(arguments).settings()
+  try SlimplayCommand.parse(SqueezeliteArguments.normalize(arguments)).settings()
 }
 
 /// The user-facing message for a command-line error.

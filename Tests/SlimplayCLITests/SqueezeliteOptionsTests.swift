@@ -1,0 +1,67 @@
+import SlimplayCLI
+import Testing
+
+@Suite("Command line: squeezelite's options")
+struct SqueezeliteOptionsTests {
+  @Test func optionalArgumentsAreTakenOnlyWhenTheNextWordIsNotAnOption() {
+    #expect(SqueezeliteArguments.normalize(["-R", "-n", "x"]) == ["-R", "", "-n", "x"])
+    #expect(SqueezeliteArguments.normalize(["-u", "vLE:::28"]) == ["-u", "vLE:::28"])
+    #expect(SqueezeliteArguments.normalize(["-D"]) == ["-D", ""])
+    #expect(SqueezeliteArguments.normalize(["-D", "500:dop", "-i"]) == ["-D", "500:dop", "-i", ""])
+    // A required argument is taken whatever it looks like.
+    #expect(SqueezeliteArguments.normalize(["-o", "-", "-n", "-R"]) == ["-o", "-", "-n", "-R"])
+    #expect(SqueezeliteArguments.normalize(["-?"]) == ["--help"])
+    // The control client's words are its own.
+    #expect(SqueezeliteArguments.normalize(["ctl", "-R"]) == ["ctl", "-R"])
+  }
+
+  /// Option sets from real /etc/default/squeezelite files (SB_EXTRA_ARGS), as users post them.
+  @Test(arguments: [
+    ["-W", "-C", "5", "-r", "44100-192000"],
+    ["-D", "-R", "-u", "vMs"],
+    ["-a", "80:4::", "-b", "500:2000", "-R", "-Z", "192000"],
+    ["-X", "-V", "Digital", "-o", "hw:CARD=DAC"],
+    ["-f", "/tmp/squeezelite.log", "-d", "all=info", "-z"],
+    ["-G", "gpiochip0:17:H"],
+    ["-i", "-v", "-D", "3:u32be"],
+    ["-R", "hLE:::28:95:105:25", "-r", "96000:500"],
+  ])
+  func realConfigurationsAreAccepted(_ words: [String]) throws {
+    _ = try settings(words)
+  }
+
+  @Test func maximumRateLowersWhatIsReported() throws {
+    #expect(try settings(["-Z", "96000"]).maximumRateLimit == 96000)
+    #expect(try settings([]).maximumRateLimit == nil)
+    #expect(throws: (any Error).self) { try settings(["-Z", "12"]) }
+  }
+
+  @Test func linearMixerReachesTheVolumeControl() throws {
+    let mixer = try settings(["-o", "hw:0", "-V", "PCM", "-X"]).mixer
+    #expect(mixer?.linear == true)
+    #expect(try settings(["-o", "hw:0", "-V", "PCM"]).mixer?.linear == false)
+    #expect(try settings(["-X"]).ignoredOptions.contains { $0.hasPrefix("-X") })
+  }
+
+  @Test func waveFilesAreOfferedWithW() throws {
+    #expect(try settings(["-W"]).formatTokens == ["flc", "ops", "mp3", "wav", "aif", "pcm"])
+    #expect(try settings([]).formatTokens == ["flc", "ops", "mp3", "aif", "pcm"])
+    #expect(try settings(["-W", "-c", "pcm"]).formatTokens == ["wav", "aif", "pcm"])
+  }
+
+  @Test func logFileAndDaemon() throws {
+    let chosen = try settings(["-f", "/var/log/slimplay.log", "-z"])
+    #expect(chosen.logFile == "/var/log/slimplay.log")
+    #expect(chosen.daemonize)
+    #expect(try settings([]).logFile == nil)
+  }
+
+  @Test func optionsWithNothingBehindThemYetAreNamedInTheLog() throws {
+    let ignored = try settings(["-D", "-R", "-i", "-v", "-G", "gpiochip0:17:H"]).ignoredOptions
+    #expect(ignored.count == 5)
+    #expect(ignored.allSatisfy { $0.hasPrefix("-") })
+    #expect(try settings([]).ignoredOptions.isEmpty)
+    // As in squeezelite, one relay: a script or a GPIO line.
+    #expect(throws: (any Error).self) { try settings(["-G", "gpiochip0:17:H", "-S", "/bin/true"]) }
+  }
+}

@@ -8,13 +8,18 @@ import Support
 public final class PlayerSession: PlaybackReporter {
   public struct Identity: Sendable {
     public var mac: MACAddress
+    /// `Model=`: what LMS and its plugins key features on (squeezelite's, by default).
+    public var model: String
     public var modelName: String
     public var firmware: String
     /// Format tokens in preference order.
     public var formats: [String]
 
-    public init(mac: MACAddress, modelName: String, firmware: String, formats: [String]) {
+    public init(
+      mac: MACAddress, model: String = "squeezelite", modelName: String, firmware: String, formats: [String]
+    ) {
       self.mac = mac
+      self.model = model
       self.modelName = modelName
       self.firmware = firmware
       self.formats = formats
@@ -56,7 +61,7 @@ public final class PlayerSession: PlaybackReporter {
 
   public var capabilities: Capabilities {
     Capabilities(
-      modelName: identity.modelName, firmware: identity.firmware,
+      model: identity.model, modelName: identity.modelName, firmware: identity.firmware,
       maxSampleRate: engine.maximumSampleRate, syncGroupID: pendingSyncGroupID,
       formats: identity.formats)
   }

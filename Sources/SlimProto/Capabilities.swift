@@ -13,7 +13,7 @@ public struct Capabilities: Equatable, Sendable {
   public var formats: [String]
 
   public init(
-    model: String = "slimplay", modelName: String, firmware: String, maxSampleRate: Int,
+    model: String = "squeezelite", modelName: String, firmware: String, maxSampleRate: Int,
     accuratePlayPoints: Bool = true, canHTTPS: Bool = false, hasPolarityInversion: Bool = true,
     syncGroupID: String? = nil, formats: [String]
   ) {

@@ -67,7 +67,7 @@ struct PlayerRuntime {
     let nameStore = NameStore(path: settings.nameFilePath(environment: environment))
     let name = settings.name ?? nameStore.load()
     let identity = PlayerSession.Identity(
-      mac: mac, modelName: settings.modelName, firmware: SlimplayVersion.string,
+      mac: mac, model: settings.model, modelName: settings.modelName, firmware: SlimplayVersion.string,
       formats: settings.formatTokens)
     logger.notice("slimplay \(SlimplayVersion.string) player \(mac) name '\(name ?? "(server's choice)")'")
 

@@ -11,6 +11,8 @@ public struct PlayerSettings: Equatable, Sendable {
   public var name: String?
   public var nameFile: String?
   public var stateDirectory: String?
+  /// `Model=` in HELO: squeezelite's, so LMS plugins and conversion rules that key on it apply.
+  public var model = "squeezelite"
   public var modelName = "SlimPlay"
   public var output = OutputTarget.alsa("default")
   public var listDevices = false

@@ -34,6 +34,10 @@ extension SlimplayCommand {
     settings.name = name
     settings.nameFile = nameFile
     settings.stateDirectory = stateDir
+    guard !model.isEmpty, model.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+      throw ValidationError("invalid --model '\(model)': letters, digits, - and _ only")
+    }
+    settings.model = model
     settings.modelName = modelName
     settings.output = OutputTarget(output)
     settings.listDevices = listDevices

@@ -41,6 +41,12 @@ public struct SlimplayCommand: ParsableCommand {
   var modelName: String = "SlimPlay"
 
   @Option(
+    help: ArgumentHelp(
+      "Model reported to the server (Model=); squeezelite's by default, so plugins treat the player as one.",
+      valueName: "model"))
+  var model: String = "squeezelite"
+
+  @Option(
     name: .customShort("o"),
     help: ArgumentHelp(
       "Output: an ALSA PCM name, '-' for raw PCM on stdout, 'null' to discard at real time.", valueName: "device"))

@@ -8,7 +8,7 @@ struct CapabilitiesTests {
 
   @Test func encodedStringCarriesTheKeysLMSReads() {
     let items = Self.slimplay.encoded.split(separator: ",").map(String.init)
-    #expect(items.contains("Model=slimplay"))
+    #expect(items.contains("Model=squeezelite"))
     #expect(items.contains("ModelName=SlimPlay"))
     #expect(items.contains("Firmware=0.1.0"))
     #expect(items.contains("AccuratePlayPoints=1"))
@@ -21,7 +21,7 @@ struct CapabilitiesTests {
   @Test func encodedStringExactly() {
     #expect(
       Self.slimplay.encoded
-        == "Model=slimplay,ModelName=SlimPlay,Firmware=0.1.0,AccuratePlayPoints=1,HasPolarityInversion=1,"
+        == "Model=squeezelite,ModelName=SlimPlay,Firmware=0.1.0,AccuratePlayPoints=1,HasPolarityInversion=1,"
         + "MaxSampleRate=192000,flc,ops,mp3,aif,pcm")
   }
 
@@ -56,7 +56,7 @@ struct CapabilitiesTests {
     var caps = Self.slimplay
     caps.syncGroupID = "0000000042"
     let (values, formats) = Capabilities.parse(caps.encoded)
-    #expect(values["Model"] == "slimplay")
+    #expect(values["Model"] == "squeezelite")
     #expect(values["MaxSampleRate"] == "192000")
     #expect(values["SyncgroupID"] == "0000000042")
     #expect(formats == caps.formats)

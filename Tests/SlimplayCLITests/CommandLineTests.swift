@@ -13,6 +13,7 @@ struct CommandLineTests {
     #expect(s.name == nil)
     #expect(s.nameFile == nil)
     #expect(s.modelName == "SlimPlay")
+    #expect(s.model == "squeezelite")
     #expect(s.output == .alsa("default"))
     #expect(s.outputParameters == OutputParameters())
     #expect(s.buffers == BufferSizes.withCache())
@@ -74,6 +75,8 @@ struct CommandLineTests {
 
   @Test func modelName() throws {
     #expect(try settings(["-M", "Den"]).modelName == "Den")
+    #expect(try settings(["--model", "slimplay"]).model == "slimplay")
+    #expect(throws: (any Error).self) { try settings(["--model", "a,b"]) }
   }
 
   @Test func validMAC() throws {

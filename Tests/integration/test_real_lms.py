@@ -83,6 +83,9 @@ def test_three_flac_tracks_play_bit_exact_and_lms_follows_the_queue(real_lms, st
     tracks = real_lms.library.tracks("FLAC 16-44")[:3]
     reference = b"".join(track.reference() for track in tracks)
     player, capture = start(real_lms, start_player, tmp_path)
+    # LMS takes slimplay for a squeezelite (what plugins key on), under slimplay's own name.
+    listed = next(p for p in real_lms.players() if p.get("playerid") == MAC)
+    assert (listed.get("model"), listed.get("modelname")) == ("squeezelite", "SlimPlay"), listed
     real_lms.load_tracks(MAC, tracks)
     real_lms.play(MAC, 0)
 

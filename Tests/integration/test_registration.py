@@ -24,7 +24,8 @@ def test_server_sees_model_firmware_name_and_formats(server, start_player):
     assert hello.bytes_received == 0
     assert len(hello.raw) == 36 + len(hello.capabilities)
     caps = hello.capabilities.split(",")
-    assert "Model=slimplay" in caps
+    # squeezelite's model, so LMS plugins that key on it treat slimplay as squeezelite; our own name.
+    assert "Model=squeezelite" in caps
     assert "ModelName=SlimPlay" in caps
     assert "AccuratePlayPoints=1" in caps
     assert any(c.startswith("MaxSampleRate=") and int(c.split("=")[1]) >= 44100 for c in caps)
@@ -38,6 +39,13 @@ def test_codec_flags_change_the_offered_formats(server, start_player):
     caps = server.recorder.hellos[0].capabilities.split(",")
     assert [c for c in caps if "=" not in c] == ["mp3", "flc"]
     assert "ModelName=Shelf" in caps
+
+
+def test_a_distinct_model_string_can_be_asked_for(server, start_player):
+    start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "--model", "slimplay")
+    assert server.wait_for(lambda: server.recorder.hellos, timeout=5)
+    caps = server.recorder.hellos[0].capabilities.split(",")
+    assert "Model=slimplay" in caps and "ModelName=SlimPlay" in caps
 
 
 def test_heartbeats_for_sixty_seconds(server, start_player):

@@ -8,6 +8,10 @@ public struct Capabilities: Equatable, Sendable {
   public var accuratePlayPoints: Bool
   public var canHTTPS: Bool
   public var hasPolarityInversion: Bool
+  /// LMS then offers its "fixed volume" setting: `audg` without digital volume control plays at unity.
+  public var hasDigitalOut: Bool
+  /// Left and right gains of `audg` apply separately (LMS 8's balance setting).
+  public var balance: Bool
   public var syncGroupID: String?
   /// Format tokens (`flc`, `ops`, `mp3`, `aif`, `pcm`…), most preferred first.
   public var formats: [String]
@@ -15,7 +19,7 @@ public struct Capabilities: Equatable, Sendable {
   public init(
     model: String = "squeezelite", modelName: String, firmware: String, maxSampleRate: Int,
     accuratePlayPoints: Bool = true, canHTTPS: Bool = false, hasPolarityInversion: Bool = true,
-    syncGroupID: String? = nil, formats: [String]
+    hasDigitalOut: Bool = true, balance: Bool = true, syncGroupID: String? = nil, formats: [String]
   ) {
     self.model = model
     self.modelName = modelName
@@ -24,6 +28,8 @@ public struct Capabilities: Equatable, Sendable {
     self.accuratePlayPoints = accuratePlayPoints
     self.canHTTPS = canHTTPS
     self.hasPolarityInversion = hasPolarityInversion
+    self.hasDigitalOut = hasDigitalOut
+    self.balance = balance
     self.syncGroupID = syncGroupID
     self.formats = formats
   }
@@ -35,7 +41,9 @@ public struct Capabilities: Equatable, Sendable {
     items.append("ModelName=\(modelName)")
     items.append("Firmware=\(firmware)")
     if accuratePlayPoints { items.append("AccuratePlayPoints=1") }
+    if hasDigitalOut { items.append("HasDigitalOut=1") }
     if hasPolarityInversion { items.append("HasPolarityInversion=1") }
+    if balance { items.append("Balance=1") }
     items.append("MaxSampleRate=\(maxSampleRate)")
     items.append(contentsOf: formats)
     if let syncGroupID { items.append("SyncgroupID=\(syncGroupID)") }

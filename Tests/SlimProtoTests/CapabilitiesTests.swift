@@ -21,8 +21,8 @@ struct CapabilitiesTests {
   @Test func encodedStringExactly() {
     #expect(
       Self.slimplay.encoded
-        == "Model=squeezelite,ModelName=SlimPlay,Firmware=0.1.0,AccuratePlayPoints=1,HasPolarityInversion=1,"
-        + "MaxSampleRate=192000,flc,ops,mp3,aif,pcm")
+        == "Model=squeezelite,ModelName=SlimPlay,Firmware=0.1.0,AccuratePlayPoints=1,HasDigitalOut=1,"
+        + "HasPolarityInversion=1,Balance=1,MaxSampleRate=192000,flc,ops,mp3,aif,pcm")
   }
 
   @Test func optionalItems() {

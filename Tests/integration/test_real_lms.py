@@ -197,3 +197,25 @@ def test_the_control_api_works_with_offline_mode_off(real_lms, start_player, tmp
     assert api(port, "POST", "/api/volume", {"value": 40})[0] == 200
     assert real_lms.wait_for(lambda: int(float(real_lms.status(MAC)["mixer volume"])) == 40, timeout=5)
     assert not (tmp_path / "cache").exists(), "offline mode off caches nothing"
+
+
+def test_lms_fixed_volume_plays_bit_exact_whatever_its_volume(real_lms, start_player, tmp_path):
+    """HasDigitalOut=1 lets LMS's player setting "volume control: fixed at 100 %" be chosen (LMS
+    refuses it for players without a digital output). Then its `audg` says no digital volume control,
+    and the samples stay bit-exact at volume 30."""
+    track = real_lms.library.tracks("FLAC 16-44")[0]
+    player, capture = start(real_lms, start_player, tmp_path)
+    try:
+        real_lms.rpc(MAC, ["playerpref", "digitalVolumeControl", "0"])
+        taken = real_lms.rpc(MAC, ["playerpref", "digitalVolumeControl", "?"])
+        assert str(taken.get("_p2")) == "0", f"LMS refused fixed volume: {taken}"
+        real_lms.set_volume(MAC, 30)
+        real_lms.load_tracks(MAC, [track])
+        real_lms.play(MAC, 0)
+        reference = track.reference()
+        capture.wait_for_length(len(reference), timeout=len(reference) / BYTES_PER_SECOND + 20)
+        time.sleep(1.0)
+        assert_whole(capture.bytes(), reference, player)
+    finally:
+        real_lms.rpc(MAC, ["playerpref", "digitalVolumeControl", "1"])
+        real_lms.set_volume(MAC, 100)

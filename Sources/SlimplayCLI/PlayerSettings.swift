@@ -19,7 +19,7 @@ public struct PlayerSettings: Equatable, Sendable {
   public var outputParameters = OutputParameters()
   public var buffers = BufferSizes.withCache()
   public var codecs = Codec.defaultOrder
-  /// `-W`: WAV files are offered as they are (`wav` in HELO); the player reads their headers.
+  /// `-W`: `wav` in HELO, as squeezelite's `-W`; headers are read with or without it.
   public var waveFiles = false
   public var rates: RateSpecification?
   /// `-Z`: the highest rate reported to the server, below what the device plays.

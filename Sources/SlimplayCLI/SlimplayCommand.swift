@@ -134,7 +134,7 @@ public struct SlimplayCommand: ParsableCommand {
 
   @Flag(
     name: .customShort("W"),
-    help: "Offer WAV files to the server as they are (the player reads WAV and AIFF headers itself).")
+    help: "Add wav to the formats offered, as squeezelite's -W does (the player reads WAV and AIFF headers itself).")
   var readWaveHeaders = false
 
   @Option(

@@ -2,6 +2,7 @@
 start and register (through --config, as the service reads them), -Z and -W change what HELO
 offers, -f logs to a file that SIGHUP reopens (logrotate), and -z runs in the background."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -76,31 +77,34 @@ def test_log_file_is_reopened_on_sighup(server, start_player, tmp_path):
 
 def test_daemon_runs_in_the_background_and_stops_on_sigterm(server, tmp_path):
     log, pid_file = tmp_path / "daemon.log", tmp_path / "daemon.pid"
-    started = subprocess.run(
-        [binary_path(), "-z", "-f", str(log), "-P", str(pid_file), "-s", f"127.0.0.1:{server.port}", "-m", MAC,
-         "-o", "null", "--control", "off", "--state-dir", str(tmp_path / "state")],
-        stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
-    # The command returns at once (the pipes it was given are let go, or this would wait for them);
-    # the player goes on as another process.
-    assert started.returncode == 0, started.stderr
-    assert started.stdout == started.stderr == b"", "with -f the log goes to the file only"
-    assert server.wait_for(lambda: server.player(MAC), timeout=5), log.read_text()
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not pid_file.exists():
-        time.sleep(0.05)
-    pid = int(pid_file.read_text())
     try:
+        started = subprocess.run(
+            [binary_path(), "-z", "-f", str(log), "-P", str(pid_file), "-s", f"127.0.0.1:{server.port}", "-m", MAC,
+             "-o", "null", "--control", "off", "--state-dir", str(tmp_path / "state")],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+        # The command returns at once (the pipes it was given are let go, or this would wait for
+        # them); the player goes on as another process.
+        assert started.returncode == 0, started.stderr
+        assert started.stdout == started.stderr == b"", "with -f the log goes to the file only"
+        assert server.wait_for(lambda: server.player(MAC), timeout=5), log.read_text()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not pid_file.exists():
+            time.sleep(0.05)
+        pid = int(pid_file.read_text())
         assert os.getsid(pid) == pid, "the daemon leads a session of its own (no terminal)"
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and pid_exists(pid):
             time.sleep(0.05)
         assert not pid_exists(pid)
+        assert "shutting down" in log.read_text()
+        assert not pid_file.exists(), "the pid file is removed at exit"
     finally:
-        if pid_exists(pid):
-            os.kill(pid, signal.SIGKILL)
-    assert "shutting down" in log.read_text()
-    assert not pid_file.exists(), "the pid file is removed at exit"
+        # Whatever failed, no daemon outlives the test.
+        with contextlib.suppress(OSError, ValueError):
+            leftover = int(pid_file.read_text())
+            if pid_exists(leftover):
+                os.kill(leftover, signal.SIGKILL)
 
 
 def pid_exists(pid: int) -> bool:

@@ -25,7 +25,9 @@ struct PlayerRuntime {
     // Before any thread: the log file takes standard error, then the fork leaves the terminal.
     let logFile = try settings.logFile.map { path in try LogFile(path: path) }
     if settings.daemonize {
-      guard daemon(0, 1) == 0 else {
+      // The working folder is kept: relative paths given with -f (reopened on SIGHUP), -P or
+      // --state-dir keep meaning what they meant on the command line.
+      guard daemon(1, 1) == 0 else {
         SlimplayCommand.printError("slimplay: cannot run in the background: \(String(cString: strerror(errno)))")
         throw ExitCode.failure
       }

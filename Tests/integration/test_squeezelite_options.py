@@ -78,10 +78,11 @@ def test_log_file_is_reopened_on_sighup(server, start_player, tmp_path):
 def test_daemon_runs_in_the_background_and_stops_on_sigterm(server, tmp_path):
     log, pid_file = tmp_path / "daemon.log", tmp_path / "daemon.pid"
     try:
+        # Relative paths, as a user types them in the folder they are in.
         started = subprocess.run(
-            [binary_path(), "-z", "-f", str(log), "-P", str(pid_file), "-s", f"127.0.0.1:{server.port}", "-m", MAC,
-             "-o", "null", "--control", "off", "--state-dir", str(tmp_path / "state")],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+            [os.path.abspath(binary_path()), "-z", "-f", "daemon.log", "-P", "daemon.pid", "-s",
+             f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "--control", "off", "--state-dir", "state"],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=10, cwd=tmp_path)
         # The command returns at once (the pipes it was given are let go, or this would wait for
         # them); the player goes on as another process.
         assert started.returncode == 0, started.stderr
@@ -92,6 +93,14 @@ def test_daemon_runs_in_the_background_and_stops_on_sigterm(server, tmp_path):
             time.sleep(0.05)
         pid = int(pid_file.read_text())
         assert os.getsid(pid) == pid, "the daemon leads a session of its own (no terminal)"
+        # logrotate's move and SIGHUP: the new file is made where the first one was.
+        log.rename(tmp_path / "daemon.log.1")
+        os.kill(pid, signal.SIGHUP)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not log.exists():
+            time.sleep(0.05)
+        assert log.exists() and "SIGHUP: log file" in log.read_text()
+        assert (tmp_path / "state").is_dir(), "the state folder is where it was asked for"
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and pid_exists(pid):

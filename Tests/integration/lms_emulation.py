@@ -385,6 +385,18 @@ class EmulatedLMS(LoopbackServer):
         await self._start_http()
 
     async def _stop(self) -> None:
+        # A dying server loses both sides at the same instant: drop every SlimProto and HTTP
+        # connection in this one step, so nothing a player sends as its streams break (a decode
+        # error, say) can still be answered over SlimProto.
+        if self.server:
+            listener = self.server._server
+            if listener:
+                listener.close()
+            for client in list(self.server._players.values()):
+                client._writer.transport.abort()
+        for transport in list(self._http_tasks.values()):
+            if transport is not None:
+                transport.abort()
         await self._stop_http()
         await super()._stop()
         now = time.monotonic()

@@ -17,7 +17,6 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
-    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
   ],
   targets: [
@@ -139,7 +138,6 @@ let package = Package(
         "SlimConnection",
         "SlimProto",
         "Support",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),

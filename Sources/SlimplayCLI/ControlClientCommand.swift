@@ -1,4 +1,3 @@
-import ArgumentParser
 import LMSControl
 import NIOCore
 import NIOHTTP1
@@ -10,42 +9,53 @@ import SlimConnection
 #endif
 
 /// `slimplay ctl …`: talks to a running player's local control API.
-public struct ControlClientCommand: ParsableCommand {
-  public static let configuration = CommandConfiguration(
-    commandName: "ctl",
-    abstract: "Control a running slimplay through its local API.",
-    discussion: """
-      Actions: status, play, pause, toggle, next, previous, seek SECONDS, volume 0-100.
-      Online the player passes commands to the server; offline it applies them itself.
-      """)
+public struct ControlClientCommand: RunnableCommand {
+  public static let name = "ctl"
+  public static let abstract = "Control a running slimplay through its local API."
+  public static let discussion = """
+    Actions: status, play, pause, toggle, next, previous, seek SECONDS, volume 0-100.
+    Online the player passes commands to the server; offline it applies them itself.
+    """
+  public static let usage = "slimplay ctl <action> [<value>] [--api <addr:port>] [--token <token>] [--json]"
 
-  @Argument(help: "status | play | pause | toggle | next | previous | seek | volume")
-  var action: String
+  public static var positionals: [CommandPositional<ControlClientCommand>] {
+    [
+      CommandPositional(
+        "action", help: "status | play | pause | toggle | next | previous | seek | volume", required: true, \.action),
+      CommandPositional("value", help: "Seconds for seek, 0-100 for volume.", required: false, \.value),
+    ]
+  }
 
-  @Argument(help: "Seconds for seek, 0-100 for volume.")
+  public static var options: [CommandOption<ControlClientCommand>] {
+    [
+      .value(
+        "--api", valueName: "addr:port", help: "Where the player's control API listens (its --control).",
+        .text(\.api)),
+      .value("--token", valueName: "token", help: "The player's --control-token.", .optionalText(\.token)),
+      .flag("--json", help: "Print the API's JSON reply as is.", \.json),
+    ]
+  }
+
+  var action: String?
   var value: String?
-
-  @Option(help: ArgumentHelp("Where the player's control API listens (its --control).", valueName: "addr:port"))
-  var api: String = "127.0.0.1:9393"
-
-  @Option(help: ArgumentHelp("The player's --control-token.", valueName: "token"))
+  var api = "127.0.0.1:9393"
   var token: String?
-
-  @Flag(help: "Print the API's JSON reply as is.")
   var json = false
 
   public init() {}
 
   public mutating func validate() throws {
     let known = ["status", "play", "pause", "toggle", "next", "previous", "seek", "volume"]
-    guard known.contains(action) else { throw ValidationError("unknown action '\(action)'") }
+    let action = action ?? ""
+    guard known.contains(action) else { throw UsageError("unknown action '\(action)'") }
     if action == "seek" || action == "volume" {
-      guard let value, Double(value) != nil else { throw ValidationError("\(action) needs a number") }
+      guard let value, Double(value) != nil else { throw UsageError("\(action) needs a number") }
     }
-    guard ServerAddress(parsing: api) != nil else { throw ValidationError("invalid --api '\(api)'") }
+    guard ServerAddress(parsing: api) != nil else { throw UsageError("invalid --api '\(api)'") }
   }
 
   public func run() throws {
+    let action = action ?? "status"  // validated: always given
     let address = ServerAddress(parsing: api)!
     var body: [UInt8] = []
     switch action {
@@ -71,7 +81,7 @@ public struct ControlClientCommand: ParsableCommand {
       (status, bytes) = try promise.futureResult.wait()
     } catch {
       printError("error: no player answers on \(api): \(error)")
-      throw ExitCode(3)
+      throw ExitStatus(3)
     }
     let reply = (try? JSONValue(parsing: bytes)) ?? .null
     if json {
@@ -83,7 +93,7 @@ public struct ControlClientCommand: ParsableCommand {
     } else {
       print("ok")
     }
-    if status != 200 { throw ExitCode.failure }
+    if status != 200 { throw ExitStatus.failure }
   }
 
   /// Two lines and the queue, for people.

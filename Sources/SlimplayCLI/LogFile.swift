@@ -1,5 +1,3 @@
-import ArgumentParser
-
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -13,7 +11,7 @@ final class LogFile: Sendable {
     self.path = path
     guard redirect() else {
       SlimplayCommand.printError("slimplay: cannot open the log file \(path): \(String(cString: strerror(errno)))")
-      throw ExitCode.failure
+      throw ExitStatus.failure
     }
   }
 

@@ -1,4 +1,3 @@
-import ArgumentParser
 import AudioOutput
 import CSupport
 import LMSControl
@@ -29,7 +28,7 @@ struct PlayerRuntime {
       // --state-dir keep meaning what they meant on the command line.
       guard daemon(1, 1) == 0 else {
         SlimplayCommand.printError("slimplay: cannot run in the background: \(String(cString: strerror(errno)))")
-        throw ExitCode.failure
+        throw ExitStatus.failure
       }
       // Nothing of the starting terminal is kept but what is used: the audio of `-o -`, the log file.
       detachStandardStreams(keepOutput: settings.output == .standardOutput, keepError: logFile != nil)
@@ -60,7 +59,7 @@ struct PlayerRuntime {
         try FileIO.writeAtomically(pidFile, Array("\(getpid())\n".utf8))
       } catch {
         logger.error("cannot write pid file: \(error)")
-        throw ExitCode.failure
+        throw ExitStatus.failure
       }
     }
     defer { if let pidFile = settings.pidFile { unlink(pidFile) } }
@@ -222,7 +221,7 @@ struct PlayerRuntime {
       if let file = offline.lmsPasswordFile {
         guard let text = FileIO.readText(file) else {
           Logger(label: LogConfiguration.Category.lms.rawValue).error("cannot read the LMS password file \(file)")
-          throw ExitCode.failure
+          throw ExitStatus.failure
         }
         password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
       }

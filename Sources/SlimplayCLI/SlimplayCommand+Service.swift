@@ -1,4 +1,3 @@
-import ArgumentParser
 import AudioOutput
 import Logging
 import Playback
@@ -25,7 +24,7 @@ extension SlimplayCommand {
         scope: scope, executable: executable, environment: Environment.current(["HOME", "XDG_CONFIG_HOME"]))
     } catch {
       Self.printError("slimplay: \(error)")
-      throw ExitCode.failure
+      throw ExitStatus.failure
     }
     let systemctl = user ? "systemctl --user" : "systemctl"
     var text = "wrote \(written.unitPath)\n"

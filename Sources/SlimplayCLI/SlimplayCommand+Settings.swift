@@ -1,4 +1,3 @@
-import ArgumentParser
 import AudioOutput
 import Logging
 import Playback
@@ -17,17 +16,17 @@ extension SlimplayCommand {
     var settings = PlayerSettings()
     if let server {
       guard let address = ServerAddress(parsing: server) else {
-        throw ValidationError("invalid -s '\(server)': expected host[:port]")
+        throw UsageError("invalid -s '\(server)': expected host[:port]")
       }
       settings.server = address
     }
     guard let discovery = ServerAddress(parsing: discoverTo) else {
-      throw ValidationError("invalid --discover-to '\(discoverTo)': expected host[:port]")
+      throw UsageError("invalid --discover-to '\(discoverTo)': expected host[:port]")
     }
     settings.discoveryTarget = discovery
     if let mac {
       guard let address = MACAddress(mac) else {
-        throw ValidationError("invalid -m '\(mac)': expected six hex bytes like 00:11:22:33:44:55")
+        throw UsageError("invalid -m '\(mac)': expected six hex bytes like 00:11:22:33:44:55")
       }
       settings.mac = address
     }
@@ -35,7 +34,7 @@ extension SlimplayCommand {
     settings.nameFile = nameFile
     settings.stateDirectory = stateDir
     guard !model.isEmpty, model.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
-      throw ValidationError("invalid --model '\(model)': letters, digits, - and _ only")
+      throw UsageError("invalid --model '\(model)': letters, digits, - and _ only")
     }
     settings.model = model
     settings.modelName = modelName
@@ -54,55 +53,55 @@ extension SlimplayCommand {
       if let rates { settings.rates = try RateSpecification(parsing: rates) }
       for item in logLevels { try settings.logging.apply(item) }
     } catch {
-      throw ValidationError(error.description)
+      throw UsageError(error.description)
     }
     if volumeControl != nil && unmuteControl != nil {
-      throw ValidationError("-V and -U cannot be combined: one control does the volume, or none")
+      throw UsageError("-V and -U cannot be combined: one control does the volume, or none")
     }
     if let control = volumeControl ?? unmuteControl {
       guard case .alsa(let output) = settings.output else {
-        throw ValidationError("-V and -U need an ALSA output (-o)")
+        throw UsageError("-V and -U need an ALSA output (-o)")
       }
       settings.mixer = MixerSettings(
         device: mixerDevice ?? ALSAMixer.device(forOutput: output), control: control,
         role: volumeControl != nil ? .volume : .fullScale, linear: linearMixer)
     }
     if listMixerControls {
-      guard case .alsa(let output) = settings.output else { throw ValidationError("-L needs an ALSA output (-o)") }
+      guard case .alsa(let output) = settings.output else { throw UsageError("-L needs an ALSA output (-o)") }
       settings.listMixerDevice = mixerDevice ?? ALSAMixer.device(forOutput: output)
     }
-    guard (1...99).contains(priority) else { throw ValidationError("invalid -p '\(priority)': must be 1-99") }
+    guard (1...99).contains(priority) else { throw UsageError("invalid -p '\(priority)': must be 1-99") }
     settings.realtimePriority = priority
     if let idleClose {
-      guard idleClose >= 0 else { throw ValidationError("invalid -C '\(idleClose)': must be ≥ 0") }
+      guard idleClose >= 0 else { throw UsageError("invalid -C '\(idleClose)': must be ≥ 0") }
       settings.idleCloseSeconds = idleClose
     }
-    guard serverTimeout >= 1 else { throw ValidationError("--server-timeout must be at least 1 s") }
+    guard serverTimeout >= 1 else { throw UsageError("--server-timeout must be at least 1 s") }
     settings.serverTimeoutSeconds = serverTimeout
-    guard serverSilence >= 1 else { throw ValidationError("--server-silence must be at least 1 s") }
-    guard streamStall >= 1 else { throw ValidationError("--stream-stall must be at least 1 s") }
+    guard serverSilence >= 1 else { throw UsageError("--server-silence must be at least 1 s") }
+    guard streamStall >= 1 else { throw UsageError("--stream-stall must be at least 1 s") }
     // Silence past the timeout is moot: the timeout has already closed the connection.
     settings.liveness = ServerLiveness(
       silenceSeconds: Double(min(serverSilence, serverTimeout)), stallSeconds: Double(streamStall))
     settings.pidFile = pidFile
     try squeezeliteOptions(into: &settings)
     if let powerScript {
-      guard access(powerScript, X_OK) == 0 else { throw ValidationError("-S \(powerScript): not an executable file") }
+      guard access(powerScript, X_OK) == 0 else { throw UsageError("-S \(powerScript): not an executable file") }
       settings.powerScript = powerScript
     }
-    guard (0...15).contains(prefetch) else { throw ValidationError("--prefetch must be between 0 and 15") }
-    guard cacheSize >= 1 else { throw ValidationError("--cache-size must be at least 1 MB") }
-    if let lmsPort, !(1...65535).contains(lmsPort) { throw ValidationError("invalid --lms-port \(lmsPort)") }
+    guard (0...15).contains(prefetch) else { throw UsageError("--prefetch must be between 0 and 15") }
+    guard cacheSize >= 1 else { throw UsageError("--cache-size must be at least 1 MB") }
+    if let lmsPort, !(1...65535).contains(lmsPort) { throw UsageError("invalid --lms-port \(lmsPort)") }
     if lmsPasswordFile != nil && lmsUser == nil {
-      throw ValidationError("--lms-password-file needs --lms-user")
+      throw UsageError("--lms-password-file needs --lms-user")
     }
     if control != "off" {
       guard let address = ServerAddress(parsing: control), address.port > 0 else {
-        throw ValidationError("invalid --control '\(control)': expected addr:port or off")
+        throw UsageError("invalid --control '\(control)': expected addr:port or off")
       }
       let loopback = address.host == "127.0.0.1" || address.host == "localhost" || address.host == "::1"
       if !loopback && controlToken == nil {
-        throw ValidationError("--control beyond loopback needs --control-token")
+        throw UsageError("--control beyond loopback needs --control-token")
       }
       settings.control = ControlSettings(host: address.host, port: address.port, token: controlToken)
     } else {
@@ -119,7 +118,7 @@ extension SlimplayCommand {
   private func squeezeliteOptions(into settings: inout PlayerSettings) throws {
     if let maximumRate {
       guard (8000...1_536_000).contains(maximumRate) else {
-        throw ValidationError("invalid -Z '\(maximumRate)': expected a sample rate such as 96000")
+        throw UsageError("invalid -Z '\(maximumRate)': expected a sample rate such as 96000")
       }
       settings.maximumRateLimit = maximumRate
     }
@@ -137,7 +136,7 @@ extension SlimplayCommand {
         "-R \(resampling): resampling is not done yet; tracks play at their own rate")
     }
     if let gpioRelay {
-      guard powerScript == nil else { throw ValidationError("-G and -S cannot be combined (as in squeezelite)") }
+      guard powerScript == nil else { throw UsageError("-G and -S cannot be combined (as in squeezelite)") }
       settings.ignoredOptions.append("-G \(gpioRelay): the GPIO relay is not driven yet; use -S with a script")
     }
     if infrared != nil { settings.ignoredOptions.append("-i: no LIRC support; the option is ignored") }

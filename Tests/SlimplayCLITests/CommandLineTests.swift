@@ -118,16 +118,16 @@ struct CommandLineTests {
   }
 
   @Test func versionFlag() throws {
-    let version = SlimplayCommand.configuration.version
-    #expect(!version.isEmpty)
-    #expect(SlimplayCommand.configuration.commandName == "slimplay")
+    #expect(!SlimplayVersion.string.isEmpty)
+    #expect(SlimplayCommand.name == "slimplay")
     // --version ends parsing with a clean exit that prints the version.
     do {
-      _ = try SlimplayCommand.parse(["--version"])
+      _ = try SlimplayCommand.parse(["-n", "x", "--version"])
       Issue.record("--version did not stop parsing")
     } catch {
-      #expect(SlimplayCommand.exitCode(for: error).rawValue == 0)
-      #expect(SlimplayCommand.message(for: error) == version)
+      let outcome = CommandRunner.outcome(of: error, for: SlimplayCommand.self)
+      #expect(outcome.status == 0)
+      #expect(outcome.message == SlimplayVersion.string + "\n")
     }
   }
 }

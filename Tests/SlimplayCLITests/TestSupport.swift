@@ -11,6 +11,6 @@ func errorMessage(_ arguments: [String]) -> String? {
     _ = try settings(arguments)
     return nil
   } catch {
-    return SlimplayCommand.message(for: error)
+    return CommandRunner.outcome(of: error, for: SlimplayCommand.self).message
   }
 }

@@ -141,7 +141,7 @@ def test_the_page_documents_exactly_the_options_of_the_help(source, helps, secti
     )
     for tag, description in help_entries.items():
         body = page_entries[tag]
-        # The default ArgumentParser appends; the page words it its own way but must name it.
+        # The default the help appends; the page words it its own way but must name it.
         default = re.search(r" ?\(default: ([^)]*)\)$", description)
         if default:
             assert default[1] in body, f"{tag}: default {default[1]!r} not in {body!r}"

@@ -84,7 +84,7 @@ public final class AudioPipeline {
       },
       framesCommitted: { player.framesAvailable() })
     fileStreamer.dataArrived = { decoderWakeup.signalAlways() }
-    fileStreamer.failed = { message in logger.error("cache: \(message)") }
+    fileStreamer.failed = { message in logger.error("file: \(message)") }
   }
 
   /// Starts the decoder and output threads.

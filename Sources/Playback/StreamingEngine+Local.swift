@@ -99,6 +99,7 @@ extension StreamingEngine {
     tracks[index].decodedFrames = nil
     tracks.removeAll { $0.id > id }
     decode(id, codec: source.codec, start: start)
+    streamOrigin = .network
     return pipeline.openFile(path: source.path)
   }
 
@@ -107,6 +108,7 @@ extension StreamingEngine {
   /// the file cannot be opened.
   public func playLocal(_ source: LocalSource, startFrame: Int = 0) -> Int? {
     // Called only once the previous source is fully read; anything left is abandoned.
+    streamOrigin = .network
     pipeline.closeSource()
     input.reopen()
     // Queued behind a paused track it waits for the resume, like the rest of the queue.

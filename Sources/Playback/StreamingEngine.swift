@@ -61,6 +61,16 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   var pendingCodec: (trackID: Int, codec: Codec?, pcm: PCMParameters?)?
   private var heartbeat: AlignedTick?
   var outputRunning = false
+  /// Where the server's latest stream comes from. A LocalPlayer file (`strm s` to
+  /// 127.0.0.1:3483) reports its end and its byte count like a network stream; the cache's files
+  /// play without the server and report nothing of the kind.
+  enum StreamOrigin { case network, serversFile }
+  var streamOrigin = StreamOrigin.network
+
+  /// Body bytes of the server's latest stream (squeezelite counts a local file's bytes the same way).
+  var streamBytesReceived: UInt64 {
+    streamOrigin == .serversFile ? pipeline.fileStreamer.bytesRead : fetcher.bytesReceived
+  }
 
   public init(
     configuration: Configuration, device: any OutputDevice, eventLoop: any EventLoop,
@@ -87,6 +97,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         loop.execute { self.handle(event) }
       })
     pipeline.fetcher.delegate = self
+    pipeline.fileStreamer.ended = { [weak self] complete in
+      guard let self, self.streamOrigin == .serversFile else { return }
+      self.streamEnded(complete ? .closedNormally : .remoteReset)
+    }
     pipeline.start()
   }
 
@@ -129,7 +143,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     var snapshot = PlaybackSnapshot()
     snapshot.streamBufferSize = UInt32(clamping: input.ring.capacity)
     snapshot.streamBufferFullness = UInt32(clamping: input.ring.fill)
-    snapshot.bytesReceived = fetcher.bytesReceived
+    snapshot.bytesReceived = streamBytesReceived
     snapshot.outputBufferSize = UInt32(clamping: output.ring.capacity)
     snapshot.outputBufferFullness = UInt32(clamping: output.ring.fill)
     let position = player.currentPosition()
@@ -198,10 +212,15 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       reporter?.report(.notSupported)
       return
     }
-    // The session resolved server IP 0 (the SlimProto server itself) to its address.
-    let server = ServerAddress(ipv4: command.serverIP, port: Int(command.serverPort))
-    pipeline.openStream(
-      host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect)
+    streamOrigin = command.localFilePath == nil ? .network : .serversFile
+    if let path = command.localFilePath {
+      openServersFile(path)
+    } else {
+      // The session resolved server IP 0 (the SlimProto server itself) to its address.
+      let server = ServerAddress(ipv4: command.serverIP, port: Int(command.serverPort))
+      pipeline.openStream(
+        host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect)
+    }
     // A start posted for a queued track could undo a pause (a paused player, or a pause that
     // lands in the same batch of output requests).
     if command.autostart.startsAutomatically, !queuedBehind {
@@ -211,7 +230,23 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     heartbeatIfNeeded()
   }
 
+  /// LocalPlayer: the server shares this machine and names a file instead of sending it; it is
+  /// read as squeezelite reads it (connected at once, no response head, the end as a clean close).
+  private func openServersFile(_ path: String) {
+    logger.info("stream: local file \(path)")
+    guard pipeline.openFile(path: path) else {
+      input.markEnded()
+      streamEnded(.unreachable)
+      return
+    }
+    // An empty file has already ended, before anyone could hear of it: its end follows the connect.
+    let endedAtOnce = !pipeline.sourceIsOpen
+    reporter?.report(.connecting)
+    if endedAtOnce { streamEnded(.closedNormally) }
+  }
+
   func stop() {
+    streamOrigin = .network
     pipeline.reset(output: .everything)
     tracks.removeAll()
     pendingCodec = nil
@@ -348,7 +383,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       return
     }
     let threshold = UInt64(track.command.threshold) * 1024
-    guard fetcher.bytesReceived >= threshold || input.hasEnded else { return }
+    guard streamBytesReceived >= threshold || input.hasEnded else { return }
     tracks[index].announcedLoaded = true
     reporter?.report(.bufferLoaded)
   }

@@ -45,6 +45,9 @@ public final class PlayerSession: PlaybackReporter {
   /// The server the session is talking to, for resolving `serv` and stream addresses.
   public var server: ServerAddress? { location.server }
   private var pendingSyncGroupID: String?
+  /// Player and server on one address: `loc` is offered, so LMS's LocalPlayer extension can name
+  /// files instead of streaming them.
+  private(set) var sharesServerAddress = false
 
   public init(
     identity: Identity, name: String?, nameStore: NameStore, engine: any PlaybackEngine,
@@ -63,7 +66,7 @@ public final class PlayerSession: PlaybackReporter {
     Capabilities(
       model: identity.model, modelName: identity.modelName, firmware: identity.firmware,
       maxSampleRate: engine.maximumSampleRate, syncGroupID: pendingSyncGroupID,
-      formats: identity.formats)
+      formats: identity.formats + (sharesServerAddress ? ["loc"] : []))
   }
 
   func makeHello(isReconnect: Bool) -> Hello {
@@ -77,8 +80,9 @@ public final class PlayerSession: PlaybackReporter {
   }
 
   /// `peerIPv4`: the address the connection reached (a host name resolved), for `strm` with
-  /// server IP 0.
-  func connected(to server: ServerAddress, peerIPv4: String? = nil) {
+  /// server IP 0; `localIPv4`: this end's address, the same on one machine.
+  func connected(to server: ServerAddress, peerIPv4: String? = nil, localIPv4: String? = nil) {
+    sharesServerAddress = peerIPv4 != nil && peerIPv4 == localIPv4
     location.connected(
       to: server, ipv4: peerIPv4.flatMap(ServerLocation.ipv4Number) ?? ServerLocation.ipv4Number(server.host))
     lastMessageNanoseconds = MonotonicClock.nanoseconds()

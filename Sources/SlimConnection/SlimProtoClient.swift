@@ -184,7 +184,8 @@ public final class SlimProtoClient: @unchecked Sendable {
             logger.debug("TCP_NODELAY not set: \(error)")
           }
           self.setLivenessOptions(on: channel, timeout: serverTimeout)
-          self.session.connected(to: server, peerIPv4: channel.remoteAddress?.ipAddress)
+          self.session.connected(
+            to: server, peerIPv4: channel.remoteAddress?.ipAddress, localIPv4: channel.localAddress?.ipAddress)
           self.session.transmit = { [weak channel] message in
             channel?.writeAndFlush(message, promise: nil)
           }

@@ -80,6 +80,18 @@ public struct StreamCommand: Equatable, Sendable {
 
   public static let headerLength = 24
 
+  /// 127.0.0.1:3483, the address LMS's LocalPlayer extension gives a stream whose request is a
+  /// file name on the machine both share (offered with `loc` in HELO), not an HTTP request.
+  public static let localFileAddress = (ip: UInt32(0x7F00_0001), port: UInt16(3483))
+
+  /// The file to play for a LocalPlayer stream; nil for a network stream.
+  public var localFilePath: String? {
+    guard command == .start, serverIP == Self.localFileAddress.ip, serverPort == Self.localFileAddress.port,
+      !request.isEmpty
+    else { return nil }
+    return String(decoding: request, as: UTF8.self)
+  }
+
   public init(
     command: Command, autostart: Autostart = .manual, format: Format = .mp3,
     pcm: PCMCodes = .unspecified, threshold: UInt8 = 0, spdifEnable: UInt8 = 0x30,

@@ -21,6 +21,8 @@ public final class FileStreamer: @unchecked Sendable {
   public var dataArrived: (() -> Void)?
   /// Called on the loop when the file cannot be read to its end.
   public var failed: ((String) -> Void)?
+  /// Called on the loop once the whole file is in the ring (true) or reading it failed (false).
+  public var ended: ((Bool) -> Void)?
 
   public init(eventLoop: any EventLoop, input: StreamInput, logger: Logger) {
     self.eventLoop = eventLoop
@@ -29,6 +31,8 @@ public final class FileStreamer: @unchecked Sendable {
   }
 
   public var isOpen: Bool { descriptor >= 0 }
+  /// Bytes of the current (or last) file put into the ring.
+  public private(set) var bytesRead: UInt64 = 0
 
   /// Starts feeding `path`. The ring must be empty and reopened by the caller.
   public func open(path: String) -> Bool {
@@ -36,10 +40,11 @@ public final class FileStreamer: @unchecked Sendable {
     close()
     let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
-      logger.error("cache: cannot open \(path): errno \(errno)")
+      logger.error("cannot open \(path): \(errorText(errno))")
       return false
     }
     descriptor = fd
+    bytesRead = 0
     paused.store(false, ordering: .relaxed)
     pump()
     return true
@@ -76,15 +81,18 @@ public final class FileStreamer: @unchecked Sendable {
         close()
         input.markEnded()
         failed?("read error: \(failure)")
+        ended?(false)
         n = -1
       }
       if n < 0 { break }
       if n == 0 {
         close()
         input.markEnded()
+        ended?(true)
         break
       }
       input.ring.commitWrite(n)
+      bytesRead += UInt64(n)
       moved = true
       // One step per turn of the loop while the ring takes more, so the loop stays responsive.
       if input.ring.space > 0 {

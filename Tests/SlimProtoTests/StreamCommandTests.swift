@@ -217,4 +217,23 @@ struct StreamCommandTests {
     let letters = StreamCommand.Format.allCases.map { Character(Unicode.Scalar($0.rawValue)) }
     #expect(String(letters) == "pfmoualwdsn?")
   }
+
+  /// LocalPlayer (squeezelite's slimproto.c: 127.0.0.1 and 3483): the request is a file name.
+  @Test func aStreamFrom127001Port3483NamesALocalFile() throws {
+    var payload = Self.message16[..<StreamCommand.headerLength].map { $0 }
+    payload[18..<20] = [0x0D, 0x9B][...]  // port 3483
+    payload[20..<24] = [127, 0, 0, 1][...]
+    let local = try StreamCommand(parsing: payload + ascii("/music/a b.flac"))
+    #expect(local.localFilePath == "/music/a b.flac")
+    // Any other address or port is a network stream, as is the server's own (IP 0) on 3483.
+    #expect(try StreamCommand(parsing: Self.message16).localFilePath == nil)
+    var otherPort = payload
+    otherPort[18..<20] = [0x23, 0x28][...]
+    #expect(try StreamCommand(parsing: otherPort + ascii("/a.flac")).localFilePath == nil)
+    var serverItself = payload
+    serverItself[20..<24] = [0, 0, 0, 0][...]
+    #expect(try StreamCommand(parsing: serverItself + ascii("/a.flac")).localFilePath == nil)
+    // Without a name there is nothing to open.
+    #expect(try StreamCommand(parsing: payload).localFilePath == nil)
+  }
 }

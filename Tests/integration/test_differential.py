@@ -193,7 +193,26 @@ def pcm_raw(session: Session, media) -> tuple[Run, bytes]:  # noqa: ANN001
     return session.finish(len(expected)), expected
 
 
-SCENARIOS = {"gapless_flac": gapless_flac, "pcm_raw": pcm_raw}
+def local_file(session: Session, media) -> tuple[Run, bytes]:  # noqa: ANN001
+    """LMS's LocalPlayer extension: player and server share 127.0.0.1, so both offer `loc` in HELO,
+    and the `strm s` names a file on this machine (server 127.0.0.1:3483, the request is its path)
+    instead of sending it over HTTP. The extension sends autostart 3 (direct, automatic), which a
+    player turns into 1 for a file: there is no `cont` to wait for."""
+    track = media.flac(media.tone("diff-local.wav", seconds=3, freq="440"))
+    expected = media.flac_reference(track)
+    session.bodies = [track.stat().st_size]
+    formats = [c for c in session.server.recorder.hellos[-1].capabilities.split(",") if "=" not in c]
+    assert formats[-1] == "loc", formats
+    session.server.call(lambda: session.client._send_strm(
+        b"s", autostart=b"3", codec_details=b"f????", threshold=255, flags=0, output_threshold=1, replay_gain=0,
+        server_port=3483, server_ip=0x7F000001, httpreq=str(track.resolve()).encode(),
+    ))
+    session.wait("STMd")
+    session.wait("STMu")
+    return session.finish(len(expected)), expected
+
+
+SCENARIOS = {"gapless_flac": gapless_flac, "pcm_raw": pcm_raw, "local_file": local_file}
 
 
 @pytest.fixture(scope="module")
@@ -265,7 +284,7 @@ def test_gapless_stat_sequences_agree(played):
 
 
 def test_clean_end_gives_dsco_0_for_every_stream(played):
-    for scenario, streams in (("gapless_flac", 2), ("pcm_raw", 1)):
+    for scenario, streams in (("gapless_flac", 2), ("pcm_raw", 1), ("local_file", 1)):
         reasons = {player: played(scenario, player)[0].disconnects for player in PLAYERS}
         assert reasons["slimplay"] == reasons["squeezelite"] == [0] * streams, (scenario, reasons)
 

@@ -4,6 +4,7 @@ import struct
 import time
 
 from aioslimproto.models import EventType
+from lms import LoopbackServer
 
 MAC = "02:11:22:33:44:55"
 
@@ -30,14 +31,15 @@ def test_server_sees_model_firmware_name_and_formats(server, start_player):
     assert "AccuratePlayPoints=1" in caps
     assert any(c.startswith("MaxSampleRate=") and int(c.split("=")[1]) >= 44100 for c in caps)
     formats = [c for c in caps if "=" not in c]
-    assert formats == ["flc", "ops", "mp3", "aif", "pcm"]
+    # `loc` last, as squeezelite adds it: player and server share 127.0.0.1 (LocalPlayer).
+    assert formats == ["flc", "ops", "mp3", "aif", "pcm", "loc"]
 
 
 def test_codec_flags_change_the_offered_formats(server, start_player):
     start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "-c", "mp3,flac", "-M", "Shelf")
     assert server.wait_for(lambda: server.recorder.hellos, timeout=5)
     caps = server.recorder.hellos[0].capabilities.split(",")
-    assert [c for c in caps if "=" not in c] == ["mp3", "flc"]
+    assert [c for c in caps if "=" not in c] == ["mp3", "flc", "loc"]
     assert "ModelName=Shelf" in caps
 
 
@@ -75,3 +77,17 @@ def test_strm_q_is_answered_with_stmf(server, start_player):
     assert server.wait_for(
         lambda: any(s.event == "STMf" for s in server.recorder.stats[before:]), timeout=3
     )
+
+
+def test_loc_is_offered_only_to_a_server_on_the_players_own_address(start_player):
+    """A server on another address (127.0.0.3; the player's end of the connection is 127.0.0.1)
+    cannot name files on the player's machine: no `loc`."""
+    other = LoopbackServer(host="127.0.0.3")
+    other.start()
+    try:
+        start_player("-s", f"127.0.0.3:{other.port}", "-m", MAC, "-o", "null")
+        assert other.wait_for(lambda: other.recorder.hellos, timeout=5)
+        caps = other.recorder.hellos[0].capabilities.split(",")
+        assert [c for c in caps if "=" not in c] == ["flc", "ops", "mp3", "aif", "pcm"]
+    finally:
+        other.close()

@@ -37,7 +37,7 @@ public final class StreamFetcher: @unchecked Sendable {
   private let configuration: Configuration
   private let logger: Logger
   private var channel: (any Channel)?
-  private var handler: StreamHandler?
+  private(set) var handler: StreamHandler?
   /// Set (by the loop) when reading stopped because the ring was full; cleared by whoever resumes.
   private let paused = Atomic<Bool>(false)
 

@@ -54,6 +54,14 @@ final class StreamHandler: ChannelInboundHandler {
     self.context = context
   }
 
+  /// The channel closed: the context holds this handler, so keeping it here would keep both (and
+  /// the channel with its buffers) for the life of the process, once per stream.
+  func handlerRemoved(context: ChannelHandlerContext) {
+    pacedRead?.cancel()
+    pacedRead = nil
+    self.context = nil
+  }
+
   func channelActive(context: ChannelHandlerContext) {
     state = .awaitingHead([])
     lastActivity = .now()
@@ -167,6 +175,9 @@ final class StreamHandler: ChannelInboundHandler {
     pacedRead = nil
     fetcher = nil
     state = .finished
+    // Bytes that waited for room in the ring are of no use now.
+    pending = nil
+    held = nil
   }
 
   /// Closes the connection; the end is reported with `reason`.

@@ -3,11 +3,12 @@ import Logging
 import NIOCore
 import NIOPosix
 import SlimProto
-import StreamFetch
 import Support
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import StreamFetch
 
 #if canImport(Glibc)
   import Glibc
@@ -126,5 +127,26 @@ struct StreamFetchTests {
       #expect(eventually { input.hasEnded })
     }
     #expect(eventually { log.ending == .timeout })
+  }
+
+  /// A skipped track: its stream is closed while bytes wait for room in the ring. The handler,
+  /// its channel context and those bytes must go with the connection (they once stayed, about
+  /// 15 KB a skip and 0.4 KB a track).
+  @Test func aStreamClosedMidBodyLeavesNothingBehind() throws {
+    defer { try? group.syncShutdownGracefully() }
+    let head = Array("HTTP/1.0 200 OK\r\n\r\n".utf8)
+    let server = try CannedServer(response: head + [UInt8](repeating: 7, count: 300_000), holdOpen: true)
+    defer { server.close() }
+    let loop = group.next()
+    final class WeakHandler: @unchecked Sendable { weak var value: StreamHandler? }
+    let left = WeakHandler()
+    _ = try fetch(port: server.port, ringBytes: 4096) { input, fetcher in
+      #expect(eventually { input.ring.fill == 4096 })  // full: the rest waits in the handler
+      try? loop.submit {
+        left.value = fetcher.handler
+        fetcher.close()
+      }.wait()
+    }
+    #expect(eventually { (try? loop.submit { left.value == nil }.wait()) == true })
   }
 }

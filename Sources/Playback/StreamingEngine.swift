@@ -61,16 +61,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   var pendingCodec: (trackID: Int, codec: Codec?, pcm: PCMParameters?)?
   private var heartbeat: AlignedTick?
   var outputRunning = false
-  /// Where the server's latest stream comes from. A LocalPlayer file (`strm s` to
-  /// 127.0.0.1:3483) reports its end and its byte count like a network stream; the cache's files
-  /// play without the server and report nothing of the kind.
+  /// Where the server's latest stream comes from: a LocalPlayer file reports its end and byte
+  /// count like a network stream (StreamingEngine+ServersFile); the cache's files report neither.
   enum StreamOrigin { case network, serversFile }
   var streamOrigin = StreamOrigin.network
-
-  /// Body bytes of the server's latest stream (squeezelite counts a local file's bytes the same way).
-  var streamBytesReceived: UInt64 {
-    streamOrigin == .serversFile ? pipeline.fileStreamer.bytesRead : fetcher.bytesReceived
-  }
 
   public init(
     configuration: Configuration, device: any OutputDevice, eventLoop: any EventLoop,
@@ -97,10 +91,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         loop.execute { self.handle(event) }
       })
     pipeline.fetcher.delegate = self
-    pipeline.fileStreamer.ended = { [weak self] complete in
-      guard let self, self.streamOrigin == .serversFile else { return }
-      self.streamEnded(complete ? .closedNormally : .remoteReset)
-    }
+    reportServersFileEnds()
     pipeline.start()
   }
 
@@ -228,21 +219,6 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       outputRunning = true
     }
     heartbeatIfNeeded()
-  }
-
-  /// LocalPlayer: the server shares this machine and names a file instead of sending it; it is
-  /// read as squeezelite reads it (connected at once, no response head, the end as a clean close).
-  private func openServersFile(_ path: String) {
-    logger.info("stream: local file \(path)")
-    guard pipeline.openFile(path: path) else {
-      input.markEnded()
-      streamEnded(.unreachable)
-      return
-    }
-    // An empty file has already ended, before anyone could hear of it: its end follows the connect.
-    let endedAtOnce = !pipeline.sourceIsOpen
-    reporter?.report(.connecting)
-    if endedAtOnce { streamEnded(.closedNormally) }
   }
 
   func stop() {

@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import Support
 
 /// A command line that parsed but does not make sense (`-p 0`, `-V` with `-U`): reported like a
 /// parse error, with the usage, and exit status 64.
@@ -61,12 +59,6 @@ public enum CommandRunner {
   }
 
   static func writeWhole(_ text: String, to descriptor: Int32) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-      let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-      if written < 0 && errno == EINTR { continue }
-      guard written > 0 else { return }
-      bytes = bytes.dropFirst(written)
-    }
+    _ = Array(text.utf8).withUnsafeBytes { POSIXIO.writeAll(descriptor, $0) }
   }
 }

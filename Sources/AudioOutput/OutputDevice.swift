@@ -34,18 +34,29 @@ public protocol OutputDevice: AnyObject {
   func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64
   /// Frames written and not yet heard.
   func delayFrames() -> Int
+  /// Whether a frame written now is heard `delayFrames` later by the device's own clock (a sound
+  /// card), so a timed start can line its first frame up with the time; a pipe has no such clock.
+  var isClocked: Bool { get }
   /// Drops what is queued (a flush), so the device is ready to start again.
   func discardQueued()
-  /// A pause: a sound card drops what it holds (`discardQueued`, the default); a pipe takes it
-  /// back and writes it again first on resume.
-  func pauseQueued()
+  /// A pause. True when the device holds what it has queued until `resumeQueued` (a sound card
+  /// that can pause); otherwise it dropped it (`discardQueued`, the default) or, a pipe, took it
+  /// back to write again first on resume.
+  func pauseQueued() -> Bool
+  /// Plays on what a pause held.
+  func resumeQueued()
   /// Blocks until everything queued has been heard (the output ran out of frames), then stays
   /// ready for more.
   func playOutQueued()
 }
 
 extension OutputDevice {
-  public func pauseQueued() { discardQueued() }
+  public func pauseQueued() -> Bool {
+    discardQueued()
+    return false
+  }
+  public func resumeQueued() {}
+  public var isClocked: Bool { false }
   public func startFrames(sampleRate: Int) -> Int { 0 }
   public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 { 0 }
 }

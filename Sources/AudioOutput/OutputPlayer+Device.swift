@@ -50,6 +50,7 @@ extension OutputPlayer {
     }
     do {
       try device.open(sampleRate: rate)
+      schedule = nil  // a device opened anew has a delay of its own
       lastWriteNanoseconds = MonotonicClock.nanoseconds()
       nextOpenAttempt = 0
       onEvent(.deviceOpened(sampleRate: rate))

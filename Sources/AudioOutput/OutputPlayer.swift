@@ -95,6 +95,11 @@ public final class OutputPlayer: @unchecked Sendable {
   let treatments = Mutex<[Int: TrackTreatment]>([:])
   private var silenceFrames = 0
   private var skipFrames = 0
+  /// The device paused with frames queued, to be heard on resume.
+  private var deviceHoldsPausedFrames = false
+  /// After a timed start: when its schedule is checked again (see `StartSchedule`).
+  var schedule: StartSchedule?
+
   var framesPlayed = 0
   /// The output ring frame at which the current track began.
   var trackStartFrame = 0
@@ -171,8 +176,10 @@ public final class OutputPlayer: @unchecked Sendable {
       case .stopped, .paused:
         wakeup.wait(timeoutMilliseconds: 1000)
       case .waiting(let condition):
-        if isReady(condition) {
-          state = .running
+        if case .at(let deadline) = condition, device.isClocked, !deviceHoldsPausedFrames {
+          lineUpStart(at: deadline)
+        } else if isReady(condition) {
+          resumeRunning()
         } else if case .at(let deadline) = condition {
           let remaining = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
           wakeup.wait(timeoutMilliseconds: Int32(max(1, min(remaining / 1_000_000, 100))))
@@ -205,6 +212,7 @@ public final class OutputPlayer: @unchecked Sendable {
       output.ring.discardAll()
       output.boundaries.removeAll()
       device.discardQueued()
+      deviceHoldsPausedFrames = false
       silenceFrames = 0
       skipFrames = 0
       framesPlayed = 0
@@ -219,10 +227,19 @@ public final class OutputPlayer: @unchecked Sendable {
       output.boundaries.removeAll(atOrAfter: frame)
       output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
     }
-    if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
+    if let reason = pending.closeDevice, device.isOpen {
+      closeDevice(reason)
+      deviceHoldsPausedFrames = false
+    }
     if pending.pause, state != .stopped {
+      if deviceHoldsPausedFrames {
+        // Paused already, in the device.
+      } else if case .waiting = state, device.isClocked {
+        device.discardQueued()  // only the silence lining up a start: the start is timed anew
+      } else {
+        deviceHoldsPausedFrames = device.pauseQueued()
+      }
       state = .paused
-      device.pauseQueued()
       publish(running: false)
     }
     if let start = pending.start {
@@ -233,6 +250,11 @@ public final class OutputPlayer: @unchecked Sendable {
         supply.framesArrived()
       }
     }
+    if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
+      || pending.skipMilliseconds > 0 || pending.closeDevice != nil
+    {
+      schedule = nil  // the position was moved on purpose
+    }
     let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
     silenceFrames += pending.silenceMilliseconds * rate / 1000
     skipFrames += pending.skipMilliseconds * rate / 1000
@@ -242,6 +264,63 @@ public final class OutputPlayer: @unchecked Sendable {
       applied.signal()
     }
     return !pending.exit
+  }
+
+  private func resumeRunning() {
+    if deviceHoldsPausedFrames {
+      device.resumeQueued()
+      deviceHoldsPausedFrames = false
+    }
+    state = .running
+  }
+
+  /// A timed start on a sound card (sync groups): silence is queued until a frame written next
+  /// would be heard at `deadline`, so the first frame plays then whatever the device holds or
+  /// however long it took to open; a start that is late by the device's own delay skips the
+  /// frames that would have played meanwhile, keeping the group's schedule.
+  private func lineUpStart(at deadline: UInt64) {
+    let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
+    let rate: Int
+    if let boundary = output.boundaries.peek(), boundary.frame <= readFrame {
+      rate = boundary.format.sampleRate
+    } else if device.isOpen {
+      rate = device.sampleRate
+    } else {
+      rate = output.boundaries.peek()?.format.sampleRate ?? 44100
+    }
+    guard ensureOpen(rate: rate) else { return }
+    let untilDeadline = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
+    // squeezelite's sanity limit: a start more than 10 s away is taken as now.
+    guard untilDeadline < 10_000_000_000 else { return resumeRunning() }
+    let delay = device.delayFrames()
+    let lead = Int(untilDeadline * Int64(rate) / 1_000_000_000) - delay
+    if lead > 0 {
+      let period = device.chunkFrames
+      if lead > period && delay >= 2 * period {
+        // Two periods queued keep the device running; the rest is written once the time is
+        // near, when a sound server's delay has settled (at first it counts what was written).
+        wakeup.wait(timeoutMilliseconds: 2)
+        return
+      }
+      let frames = min(lead, silence.count / 2, period)
+      _ = write(UnsafeBufferPointer(rebasing: silence[0..<frames * 2]), dither: false)
+      return
+    }
+    if -lead < 10 * rate { skipFrames += -lead }
+    resumeRunning()
+    schedule = StartSchedule(
+      frame: output.ring.totalConsumed / OutputFrames.bytesPerFrame, deadline: deadline, sampleRate: rate)
+  }
+
+  /// Once the device's delay has settled, the frame heard is compared with the one the timed start
+  /// put there and the difference is skipped or filled with silence.
+  private func keepSchedule() {
+    let now = MonotonicClock.nanoseconds()
+    guard let due = schedule, now >= due.nextCheck else { return }
+    let heard = output.ring.totalConsumed / OutputFrames.bytesPerFrame - device.delayFrames()
+    let correction = due.correction(heardFrame: heard, now: now)
+    if correction > 0 { silenceFrames += correction } else { skipFrames += -correction }
+    schedule = due.checked()
   }
 
   private func isReady(_ condition: StartCondition) -> Bool {
@@ -259,6 +338,7 @@ public final class OutputPlayer: @unchecked Sendable {
   }
 
   private func playChunk() {
+    if schedule != nil { keepSchedule() }
     if silenceFrames > 0 {
       let frames = min(silenceFrames, silence.count / 2, device.chunkFrames)
       guard ensureOpen(rate: device.isOpen ? device.sampleRate : 44100) else { return }

@@ -1,0 +1,314 @@
+"""Sync groups measured at the outputs, on the real LMS.
+
+Two players in one LMS sync group each play through ALSA's `pulse` plugin into a PulseAudio sink of
+their own. Both sinks are remapped onto the channels of one 4-channel null sink (aux0/aux1 for the
+first player, aux2/aux3 for the second; `aux` channels, so PulseAudio never mixes one player into the
+other's channels), whose monitor is recorded: one clock and one recording, so the offset between the
+two outputs is read to the sample. Each channel's place in the album is found by cross-correlation
+with the reference decode (the tracks are tones over white noise, so the match is sharp), and the
+offset is the difference of the two places.
+
+A scenario plays an album, then pauses and resumes, then skips a track; each phase's offset is the
+median over its last 3 seconds, once LMS's own sync check and the players' corrections have acted;
+the largest offset before that is kept beside it.
+
+Used by Tests/integration/test_sync_groups.py (short scenario) and scripts/sync-check (long one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+RATE = 44100
+SQUEEZELITE = "/usr/bin/squeezelite"
+WINDOW = 4096  # frames correlated per measurement (93 ms)
+STEP = 0.25  # seconds between measurements
+
+
+class SyncRig:
+    """A private PulseAudio daemon with the 4-channel null sink and one remapped sink per player."""
+
+    SINKS = ("sync_a", "sync_b")
+
+    def __init__(self, folder: Path):
+        assert shutil.which("pulseaudio") and shutil.which("parec"), "pulseaudio and pulseaudio-utils are needed"
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.socket_path = folder / "native"
+        self.env = dict(os.environ, PULSE_SERVER=f"unix:{self.socket_path}", HOME=str(folder),
+                        XDG_RUNTIME_DIR=str(folder))
+        self.daemon: subprocess.Popen | None = None
+
+    def start(self) -> SyncRig:
+        modules = [
+            "module-null-sink sink_name=sync_all rate=44100 channels=4 channel_map=aux0,aux1,aux2,aux3",
+            *[f"module-remap-sink sink_name={sink} master=sync_all channels=2 master_channel_map={channels} "
+              "channel_map=front-left,front-right remix=no"
+              for sink, channels in zip(self.SINKS, ("aux0,aux1", "aux2,aux3"))],
+            f"module-native-protocol-unix socket={self.socket_path} auth-anonymous=1",
+        ]
+        self.daemon = subprocess.Popen(
+            ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
+             *[arg for module in modules for arg in ("-L", module)]],
+            env=self.env, stdout=subprocess.DEVNULL, stderr=open(self.folder / "pulse.log", "ab"))  # noqa: SIM115
+        deadline = time.monotonic() + 10
+        while not self.socket_path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert self.socket_path.exists(), (self.folder / "pulse.log").read_text()
+        return self
+
+    def stop(self) -> None:
+        if self.daemon and self.daemon.poll() is None:
+            self.daemon.terminate()
+            self.daemon.wait(5)
+
+    def player_env(self, index: int) -> dict[str, str]:
+        """The environment that sends a player's `-o pulse` to its own sink."""
+        return dict(self.env, PULSE_SINK=self.SINKS[index])
+
+    @contextlib.contextmanager
+    def recording(self, path: Path) -> Iterator[Callable[[], float]]:
+        """Records the 4-channel monitor into `path`; yields a clock: seconds into the recording."""
+        with open(path, "wb") as out:
+            recorder = subprocess.Popen(
+                ["parec", "-d", "sync_all.monitor", "--raw", "--format=s16le", f"--rate={RATE}", "--channels=4",
+                 "--channel-map=aux0,aux1,aux2,aux3", "--latency-msec=20"],
+                env=self.env, stdout=out)
+            started = time.monotonic()
+            try:
+                yield lambda: time.monotonic() - started
+            finally:
+                recorder.terminate()
+                recorder.wait(5)
+
+
+def launch_player(kind: str, index: int, mac: str, rig: SyncRig, server: str, lms_port: int, folder: Path,
+                  binary: str) -> tuple[subprocess.Popen, Path]:
+    """Starts slimplay or squeezelite (Debian's) on `-o pulse` into the rig's sink `index`."""
+    log = folder / f"{kind}-{index}.log"
+    if kind == "squeezelite":
+        args = [SQUEEZELITE, "-s", server, "-m", mac, "-n", f"sync-{kind}-{index}", "-o", "pulse",
+                "-d", "output=info"]
+    else:
+        args = [binary, "-s", server, "-m", mac, "-n", f"sync-{kind}-{index}", "-o", "pulse",
+                "--lms-port", str(lms_port), "--state-dir", str(folder / f"state-{index}"),
+                "--control", "off", "-d", "stream=info"]
+    process = subprocess.Popen(args, env=rig.player_env(index), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=open(log, "ab"))  # noqa: SIM115
+    return process, log
+
+
+# --- reading the recording ------------------------------------------------------------------------------
+
+
+class Locator:
+    """Finds where a stretch of one output channel sits in the album's reference (left channel)."""
+
+    def __init__(self, reference: np.ndarray):
+        self.reference = reference.astype(np.float64)
+        size = 1 << (len(self.reference) + WINDOW - 1).bit_length()
+        self.size = size
+        self.spectrum = np.fft.rfft(self.reference, size)
+
+    def _match(self, window: np.ndarray, reference: np.ndarray, spectrum: np.ndarray | None, size: int
+               ) -> int | None:
+        if not window.any():
+            return None
+        ref_spectrum = spectrum if spectrum is not None else np.fft.rfft(reference, size)
+        correlation = np.fft.irfft(ref_spectrum * np.conj(np.fft.rfft(window, size)), size)
+        place = int(np.argmax(correlation[:len(reference) - len(window) + 1]))
+        matched = reference[place:place + len(window)]
+        quality = correlation[place] / np.sqrt((window * window).sum() * (matched * matched).sum() + 1e-9)
+        return place if quality > 0.99 else None
+
+    def locate(self, window: np.ndarray, near: int | None = None) -> int | None:
+        """The reference frame where `window` starts, searching ±1 s around `near` first."""
+        window = window.astype(np.float64)
+        if near is not None:
+            low = max(0, near - RATE)
+            high = min(len(self.reference), near + RATE + len(window))
+            if high - low > len(window):
+                size = 1 << (high - low + len(window) - 1).bit_length()
+                place = self._match(window, self.reference[low:high], None, size)
+                if place is not None:
+                    return low + place
+        return self._match(window, self.reference, self.spectrum, self.size)
+
+
+def read_recording(path: Path) -> np.ndarray:
+    """(frames, 4) int16: player one on columns 0-1, player two on 2-3."""
+    data = np.fromfile(path, dtype="<i2")
+    return data[:len(data) - len(data) % 4].reshape(-1, 4)
+
+
+def offsets(recording: np.ndarray, locator: Locator, start: float, end: float) -> list[tuple[float, int]]:
+    """(seconds into the recording, second player's place minus first player's, in frames) every STEP
+    seconds from `start` to `end`, where both outputs play audio that is found in the reference."""
+    found: list[tuple[float, int]] = []
+    near: list[int | None] = [None, None]
+    last_time = None
+    t = start
+    while t < end:
+        frame = int(t * RATE)
+        if frame + WINDOW > len(recording):
+            break
+        places = []
+        for player, column in enumerate((0, 2)):
+            guess = None if near[player] is None or last_time is None else near[player] + int((t - last_time) * RATE)
+            places.append(locator.locate(recording[frame:frame + WINDOW, column], guess))
+        # Both found, and in the same lap of the album (the queue repeats).
+        if places[0] is not None and places[1] is not None and abs(places[1] - places[0]) < 5 * RATE:
+            found.append((t, places[1] - places[0]))
+            near = places
+            last_time = t
+        t += STEP
+    return found
+
+
+def first_audio(recording: np.ndarray) -> float | None:
+    """Seconds into the recording when the first player's output first carries sound."""
+    loud = np.nonzero(np.abs(recording[:, 0].astype(np.int32)) > 64)[0]
+    return None if len(loud) == 0 else loud[0] / RATE
+
+
+@dataclass
+class Phase:
+    """One event's offsets (second player's place minus the first's, so positive: the second is
+    ahead): `settled_ms`, the median over the phase's last `SETTLED` seconds, after LMS's sync check
+    (every second, for offsets of 10 ms and more) and the players' own corrections have acted, with
+    `spread_ms` the largest distance of a reading there from it; `before_ms`, the largest offset
+    before that."""
+
+    name: str
+    event: float  # seconds into the recording
+    end: float
+    settled_ms: float | None = None
+    spread_ms: float | None = None
+    before_ms: float | None = None
+    readings: int = 0
+
+    SETTLED = 3.0
+
+    def measure(self, recording: np.ndarray, locator: Locator) -> Phase:
+        boundary = max(self.event, self.end - self.SETTLED)
+        early = offsets(recording, locator, self.event, boundary)
+        settled = offsets(recording, locator, boundary, self.end)
+        self.readings = len(settled)
+        if settled:
+            values = [frames for _, frames in settled]
+            median = statistics.median(values)
+            self.settled_ms = median * 1000 / RATE
+            self.spread_ms = max(abs(v - median) for v in values) * 1000 / RATE
+        if early:
+            self.before_ms = max((frames for _, frames in early), key=abs) * 1000 / RATE
+        return self
+
+    def summary(self) -> str:
+        def ms(value: float | None) -> str:
+            return "-" if value is None else f"{value:+.3f} ms"
+        return (f"{self.name}: {ms(self.settled_ms)} (spread {ms(self.spread_ms)}, {self.readings} readings; "
+                f"largest before {ms(self.before_ms)})")
+
+
+@dataclass
+class PairResult:
+    kinds: tuple[str, str]  # (master, the player synced to it)
+    phases: list[Phase] = field(default_factory=list)
+    logs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.kinds[0]} (master) + {self.kinds[1]}"
+
+    def worst_settled_ms(self) -> float | None:
+        values = [abs(p.settled_ms) for p in self.phases if p.settled_ms is not None]
+        return max(values) if values else None
+
+
+def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *,  # noqa: ANN001
+             phase_seconds: float = 9.0, long_minutes: float = 0.0, play_delay_ms: tuple[int, int] = (0, 0)
+             ) -> PairResult:
+    """One pair in one sync group on `lms` (a real_lms.RealLMS), `tracks` in order (repeated as a
+    loop). Phases: start, (after `long_minutes` of play,) after pause/resume, after a skip.
+    `play_delay_ms`: LMS's per-player delay setting (playDelay), which starts that player earlier."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rig = SyncRig(folder / "pulse").start()
+    macs = tuple(f"02:5c:00:00:{index:02x}:{0x51 if kind == 'squeezelite' else 0x50:02x}"
+                 for index, kind in enumerate(kinds))
+    processes: list[tuple[subprocess.Popen, Path]] = []
+    result = PairResult(kinds)
+    try:
+        for index, (kind, mac) in enumerate(zip(kinds, macs)):
+            processes.append(launch_player(kind, index, mac, rig, lms.addr, lms.http_port, folder, binary))
+        for mac in macs:
+            lms.wait_player(mac, timeout=30)
+        for mac, delay in zip(macs, play_delay_ms):
+            with contextlib.suppress(Exception):
+                lms.rpc(mac, ["sync", "-"])
+            lms.rpc(mac, ["playerpref", "playDelay", str(delay)])
+            lms.set_volume(mac, 100)
+        lms.rpc(macs[1], ["sync", macs[0]])
+        members = lms.rpc(macs[0], ["syncgroups", "?"]).get("syncgroups_loop", [])
+        assert members and set(macs) <= set(members[0]["sync_members"].split(",")), members
+        lms.load_tracks(macs[0], tracks)
+        lms.rpc(macs[0], ["playlist", "repeat", 2])
+        recording_path = folder / "recording.raw"
+        events: dict[str, float] = {}
+        with rig.recording(recording_path) as clock:
+            time.sleep(0.5)
+            lms.play(macs[0], 0)
+            events["play"] = clock()
+            time.sleep(phase_seconds + 1)
+            if long_minutes:
+                time.sleep(max(0.0, long_minutes * 60 - phase_seconds - 1))
+                events["long"] = clock()
+                time.sleep(phase_seconds)
+            lms.pause(macs[0])
+            time.sleep(3)
+            lms.unpause(macs[0])
+            events["resume"] = clock()
+            time.sleep(phase_seconds)
+            lms.rpc(macs[0], ["playlist", "index", "+1"])
+            events["skip"] = clock()
+            time.sleep(phase_seconds)
+            events["end"] = clock()
+            time.sleep(1)  # what the recorder still has on its way
+        recording = read_recording(recording_path)
+        locator = Locator(np.concatenate([
+            np.frombuffer(track.reference(), dtype="<i2").reshape(-1, 2)[:, 0] for track in tracks]))
+        heard = first_audio(recording)
+        assert heard is not None, "no sound from the first player"
+        plan = [("start", heard, heard + phase_seconds)]
+        if long_minutes:
+            plan.append((f"after {long_minutes:g} min", events["long"], events["long"] + phase_seconds))
+        plan += [("after pause", events["resume"], events["skip"] - 0.5),
+                 ("after skip", events["skip"], events["end"] - 0.2)]
+        if os.environ.get("SYNC_KEEP_RECORDING") is None:
+            recording_path.unlink()
+        result.phases = [Phase(name, start, end).measure(recording, locator) for name, start, end in plan]
+        return result
+    finally:
+        for mac in macs:
+            with contextlib.suppress(Exception):
+                lms.rpc(mac, ["sync", "-"])
+            with contextlib.suppress(Exception):
+                lms.rpc(mac, ["playlist", "repeat", 0])
+            with contextlib.suppress(Exception):
+                lms.rpc(mac, ["playlist", "clear"])
+        for process, _ in processes:
+            process.terminate()
+        for process, log in processes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(5)
+            result.logs[log.name] = log.read_text(errors="replace")[-4000:]
+        rig.stop()

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Sync groups on the real LMS 7.9.1, measured at the outputs (Tests/integration/sync_measure.py):
+each pair of players in one LMS sync group plays the "Long FLAC" album (looped) into its own
+PulseAudio sink, both recorded in one 4-channel stream, and the offset between them is read to the
+sample: at the start, after `--minutes` of play, after a pause and resume, after a skip.
+
+    scripts/sync-check [--minutes 10] [--rounds 1] [--pairs all] [--json FILE] [--binary PATH]
+
+Pairs (master first): squeezelite+squeezelite (the reference), squeezelite+slimplay,
+slimplay+squeezelite, slimplay+slimplay. The server runs on its own address (127.0.0.9, state in
+/tmp/slimplay-lms-sync), so it can run beside the tests' server. A report, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "Tests" / "integration"))
+
+from player import binary_path  # noqa: E402
+from real_lms import MusicLibrary, RealLMS  # noqa: E402
+from sync_measure import run_pair  # noqa: E402
+
+LMS_SCRIPT = ROOT.parent / "shared" / "lms" / "lms"
+PAIRS = {"squeezelite+squeezelite": ("squeezelite", "squeezelite"),
+         "squeezelite+slimplay": ("squeezelite", "slimplay"),
+         "slimplay+squeezelite": ("slimplay", "squeezelite"),
+         "slimplay+slimplay": ("slimplay", "slimplay")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minutes", type=float, default=10.0, help="play before the long reading (0: none)")
+    parser.add_argument("--rounds", type=int, default=1, help="times each pair is measured")
+    parser.add_argument("--pairs", default="all", help="comma-separated keys of " + ", ".join(PAIRS))
+    parser.add_argument("--json", type=Path, help="write every reading here")
+    parser.add_argument("--binary", help="the slimplay binary (default: the build's)")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/slimplay-sync-check"), help="work folder")
+    args = parser.parse_args()
+    binary = args.binary or binary_path()
+    keys = list(PAIRS) if args.pairs == "all" else args.pairs.split(",")
+
+    library = MusicLibrary().build()
+    lms = RealLMS(LMS_SCRIPT, library.music, Path("/tmp/slimplay-lms-sync"), addr="127.0.0.9", library=library)
+    lms.wipe()
+    lms.start()
+    results = []
+    try:
+        for round_number in range(1, args.rounds + 1):
+            for key in keys:
+                started = time.monotonic()
+                result = run_pair(lms, PAIRS[key], library.tracks("Long FLAC"),
+                                  args.out / f"{key}-{round_number}", binary, long_minutes=args.minutes)
+                print(f"[round {round_number}] {result.label} ({time.monotonic() - started:.0f} s)", flush=True)
+                for phase in result.phases:
+                    print("   ", phase.summary(), flush=True)
+                results.append({"round": round_number, "pair": key, "phases": [
+                    {"phase": p.name, "settled_ms": p.settled_ms, "spread_ms": p.spread_ms,
+                     "largest_before_ms": p.before_ms, "readings": p.readings} for p in result.phases]})
+                if args.json:
+                    args.json.write_text(json.dumps(results, indent=1))
+    finally:
+        lms.stop()
+    print("\nSettled offset, ms (second player minus master; each round):")
+    for key in keys:
+        rows = [r for r in results if r["pair"] == key]
+        names = [p["phase"] for p in rows[0]["phases"]] if rows else []
+        cells = []
+        for name in names:
+            values = [next(p["settled_ms"] for p in r["phases"] if p["phase"] == name) for r in rows]
+            cells.append(f"{name} " + "/".join("-" if v is None else f"{v:+.2f}" for v in values))
+        print(f"  {key:24s} " + "; ".join(cells))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -36,8 +36,6 @@ public final class ALSAOutput: OutputDevice {
   public private(set) var bufferSize = 0
   /// Whether the open device took mmap access.
   public private(set) var usesMmap = false
-  /// Whether the open device can pause with its queued frames kept.
-  public private(set) var canPause = false
   private var packer = SamplePacker(format: .s16)
   private var scratch: UnsafeMutableRawBufferPointer
 
@@ -122,7 +120,6 @@ public final class ALSAOutput: OutputDevice {
     }
     var bufferFrames: snd_pcm_uframes_t = 0
     snd_pcm_hw_params_get_buffer_size(hw, &bufferFrames)
-    canPause = snd_pcm_hw_params_can_pause(hw) != 0
     bufferSize = Int(bufferFrames)
     chunkFrames = max(64, min(Int(periodFrames), scratch.count / 8))
     pcm = handle
@@ -132,8 +129,7 @@ public final class ALSAOutput: OutputDevice {
 
   public func close() {
     guard let pcm else { return }
-    // Draining a paused device would resume it: what a pause held is dropped instead.
-    if snd_pcm_state(pcm) == SND_PCM_STATE_PAUSED { snd_pcm_drop(pcm) } else { snd_pcm_drain(pcm) }
+    snd_pcm_drain(pcm)
     snd_pcm_close(pcm)
     self.pcm = nil
   }
@@ -190,20 +186,6 @@ public final class ALSAOutput: OutputDevice {
   }
 
   public var isClocked: Bool { true }
-
-  /// Pauses in the device where it can, so what it holds is heard on resume rather than lost;
-  /// drops it otherwise.
-  public func pauseQueued() -> Bool {
-    guard let pcm else { return false }
-    if canPause, snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING, snd_pcm_pause(pcm, 1) == 0 { return true }
-    discardQueued()
-    return false
-  }
-
-  public func resumeQueued() {
-    guard let pcm, snd_pcm_state(pcm) == SND_PCM_STATE_PAUSED else { return }
-    if snd_pcm_pause(pcm, 0) != 0 { discardQueued() }
-  }
 
   public func discardQueued() {
     guard let pcm else { return }

@@ -39,23 +39,17 @@ public protocol OutputDevice: AnyObject {
   var isClocked: Bool { get }
   /// Drops what is queued (a flush), so the device is ready to start again.
   func discardQueued()
-  /// A pause. True when the device holds what it has queued until `resumeQueued` (a sound card
-  /// that can pause); otherwise it dropped it (`discardQueued`, the default) or, a pipe, took it
-  /// back to write again first on resume.
-  func pauseQueued() -> Bool
-  /// Plays on what a pause held.
-  func resumeQueued()
+  /// A pause on a device without a clock: a pipe takes back what it holds and writes it again
+  /// first on resume (the default drops it). A clocked device is not asked: what it holds plays
+  /// out, as on squeezelite, so nothing is lost or heard twice whatever its delay estimate.
+  func pauseQueued()
   /// Blocks until everything queued has been heard (the output ran out of frames), then stays
   /// ready for more.
   func playOutQueued()
 }
 
 extension OutputDevice {
-  public func pauseQueued() -> Bool {
-    discardQueued()
-    return false
-  }
-  public func resumeQueued() {}
+  public func pauseQueued() { discardQueued() }
   public var isClocked: Bool { false }
   public func startFrames(sampleRate: Int) -> Int { 0 }
   public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 { 0 }

@@ -51,6 +51,7 @@ extension OutputPlayer {
     do {
       try device.open(sampleRate: rate)
       schedule = nil  // a device opened anew has a delay of its own
+      primeBeforeAudio = device.isClocked
       lastWriteNanoseconds = MonotonicClock.nanoseconds()
       nextOpenAttempt = 0
       onEvent(.deviceOpened(sampleRate: rate))

@@ -95,8 +95,14 @@ public final class OutputPlayer: @unchecked Sendable {
   let treatments = Mutex<[Int: TrackTreatment]>([:])
   private var silenceFrames = 0
   private var skipFrames = 0
-  /// The device paused with frames queued, to be heard on resume.
-  private var deviceHoldsPausedFrames = false
+  /// Paused on a clocked device: silence is written while paused, as squeezelite does, so what the
+  /// device held plays out (nothing lost, nothing repeated) and the device never runs dry (a sound
+  /// server that ran dry loses the first frames written after). The count is the silence still due
+  /// before the position is published as everything written; nil when not paused so.
+  private var pauseSilenceDue: Int?
+  /// A clocked device that was just opened or has run out: a period of silence goes before the
+  /// next audio, since a sound server starting a stream loses the first few milliseconds given.
+  var primeBeforeAudio = false
   /// After a timed start: when its schedule is checked again (see `StartSchedule`).
   var schedule: StartSchedule?
 
@@ -174,12 +180,16 @@ public final class OutputPlayer: @unchecked Sendable {
       if state != .running || supply.isDry { closeDeviceIfIdle() }
       switch state {
       case .stopped, .paused:
-        wakeup.wait(timeoutMilliseconds: 1000)
+        if pauseSilenceDue != nil {
+          writePauseSilence()
+        } else {
+          wakeup.wait(timeoutMilliseconds: 1000)
+        }
       case .waiting(let condition):
-        if case .at(let deadline) = condition, device.isClocked, !deviceHoldsPausedFrames {
+        if case .at(let deadline) = condition, device.isClocked {
           lineUpStart(at: deadline)
         } else if isReady(condition) {
-          resumeRunning()
+          state = .running
         } else if case .at(let deadline) = condition {
           let remaining = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
           wakeup.wait(timeoutMilliseconds: Int32(max(1, min(remaining / 1_000_000, 100))))
@@ -212,7 +222,6 @@ public final class OutputPlayer: @unchecked Sendable {
       output.ring.discardAll()
       output.boundaries.removeAll()
       device.discardQueued()
-      deviceHoldsPausedFrames = false
       silenceFrames = 0
       skipFrames = 0
       framesPlayed = 0
@@ -227,17 +236,15 @@ public final class OutputPlayer: @unchecked Sendable {
       output.boundaries.removeAll(atOrAfter: frame)
       output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
     }
-    if let reason = pending.closeDevice, device.isOpen {
-      closeDevice(reason)
-      deviceHoldsPausedFrames = false
-    }
+    if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
     if pending.pause, state != .stopped {
-      if deviceHoldsPausedFrames {
-        // Paused already, in the device.
-      } else if case .waiting = state, device.isClocked {
+      if !device.isClocked {
+        device.pauseQueued()
+      } else if case .waiting = state {
         device.discardQueued()  // only the silence lining up a start: the start is timed anew
-      } else {
-        deviceHoldsPausedFrames = device.pauseQueued()
+      } else if state == .running, device.isOpen {
+        // What the device holds is heard: the pause lands after it, nothing lost or repeated.
+        pauseSilenceDue = device.delayFrames() + 2 * device.chunkFrames
       }
       state = .paused
       publish(running: false)
@@ -250,6 +257,7 @@ public final class OutputPlayer: @unchecked Sendable {
         supply.framesArrived()
       }
     }
+    if state != .paused { pauseSilenceDue = nil }
     if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
       || pending.skipMilliseconds > 0 || pending.closeDevice != nil
     {
@@ -266,12 +274,23 @@ public final class OutputPlayer: @unchecked Sendable {
     return !pending.exit
   }
 
-  private func resumeRunning() {
-    if deviceHoldsPausedFrames {
-      device.resumeQueued()
-      deviceHoldsPausedFrames = false
+  /// One period of the silence written while paused on a sound card (it does not count as use
+  /// for `-C`); once what the device held has played, the position is everything written.
+  private func writePauseSilence() {
+    guard let due = pauseSilenceDue, device.isOpen else {
+      pauseSilenceDue = nil
+      return
     }
-    state = .running
+    let lastUse = lastWriteNanoseconds
+    let frames = min(silence.count / 2, device.chunkFrames)
+    let written = write(UnsafeBufferPointer(rebasing: silence[0..<frames * 2]), dither: false)
+    lastWriteNanoseconds = lastUse
+    guard let written else {
+      pauseSilenceDue = nil
+      return
+    }
+    if due > 0 && due <= written { publish(running: false, heardAll: true) }
+    pauseSilenceDue = max(0, due - written)
   }
 
   /// A timed start on a sound card (sync groups): silence is queued until a frame written next
@@ -289,9 +308,13 @@ public final class OutputPlayer: @unchecked Sendable {
       rate = output.boundaries.peek()?.format.sampleRate ?? 44100
     }
     guard ensureOpen(rate: rate) else { return }
+    primeBeforeAudio = false  // the silence lining up the start comes first anyway
     let untilDeadline = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
     // squeezelite's sanity limit: a start more than 10 s away is taken as now.
-    guard untilDeadline < 10_000_000_000 else { return resumeRunning() }
+    guard untilDeadline < 10_000_000_000 else {
+      state = .running
+      return
+    }
     let delay = device.delayFrames()
     let lead = Int(untilDeadline * Int64(rate) / 1_000_000_000) - delay
     if lead > 0 {
@@ -307,7 +330,7 @@ public final class OutputPlayer: @unchecked Sendable {
       return
     }
     if -lead < 10 * rate { skipFrames += -lead }
-    resumeRunning()
+    state = .running
     schedule = StartSchedule(
       frame: output.ring.totalConsumed / OutputFrames.bytesPerFrame, deadline: deadline, sampleRate: rate)
   }
@@ -395,6 +418,7 @@ public final class OutputPlayer: @unchecked Sendable {
         // Empty only counts once the device has played what it holds.
         if device.isOpen {
           device.playOutQueued()
+          primeBeforeAudio = device.isClocked
           publish(running: true)
           if output.ring.fill > 0 || output.boundaries.peek() != nil {
             supply.framesArrived()
@@ -414,6 +438,12 @@ public final class OutputPlayer: @unchecked Sendable {
     }
     supply.framesArrived()
     guard device.isOpen || ensureOpen(rate: device.sampleRate) else { return }
+    if primeBeforeAudio {
+      primeBeforeAudio = false
+      _ = write(
+        UnsafeBufferPointer(rebasing: silence[0..<min(silence.count / 2, device.chunkFrames) * 2]), dither: false)
+      return
+    }
     // Before the frames are touched (gain is applied in place): a command may come first.
     guard waitForRoom(frames: frames) else { return }
     let samples = UnsafeMutableBufferPointer(
@@ -461,8 +491,9 @@ public final class OutputPlayer: @unchecked Sendable {
     if output.freeFrames >= output.refillFrames, !output.decoderWaitsForInput { consumed.signal() }
   }
 
-  func publish(running: Bool) {
-    let delay = device.isOpen ? device.delayFrames() : 0
+  /// `heardAll`: what the device holds is silence, every frame written was heard.
+  func publish(running: Bool, heardAll: Bool = false) {
+    let delay = device.isOpen && !heardAll ? device.delayFrames() : 0
     let now = MonotonicClock.nanoseconds()
     let rate = device.sampleRate
     position.withLock {

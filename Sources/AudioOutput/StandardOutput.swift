@@ -168,14 +168,12 @@ public final class StandardOutput: OutputDevice {
 
   /// A pause takes back what the pipe holds (the position stops where the reader stopped) and
   /// keeps it for the resume: nothing is lost or heard twice, even from inside a frame.
-  @discardableResult
-  public func pauseQueued() -> Bool {
-    guard drainable, held.count > heldBytes, let base = held.baseAddress else { return false }
+  public func pauseQueued() {
+    guard drainable, held.count > heldBytes, let base = held.baseAddress else { return }
     let taken = slimplay_take_back_pipe(fileDescriptor, base + heldBytes, held.count - heldBytes)
-    guard taken > 0 else { return false }
+    guard taken > 0 else { return }
     heldBytes += Int(taken)
     bytesDrained &+= Int(taken)
-    return false
   }
 
   /// Waits until the reader has taken everything (the last track's end must reach it before the

@@ -6,9 +6,11 @@ import struct
 import subprocess
 import time
 
+import numpy as np
 import pytest
 
 from pulse import PulseServer
+from sync_measure import Locator
 from test_playback import MAC, events, lms_style_strm, mute_resp
 
 
@@ -130,3 +132,57 @@ def test_alsa_pulse_plays_at_the_right_pitch_length_and_reopens_on_rate_change(
     assert abs(frequency(first) - 440) < 3
     last = left[end - 4410 - 22050 : end - 4410]
     assert abs(frequency(last) - 1000) < 5
+
+
+def test_alsa_pause_and_resume_lose_and_repeat_nothing(
+    server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
+):
+    """A pause on a sound card lets what the device holds play out, on silence that keeps the device
+    running (dropping it lost 203 ms here through PulseAudio, the plugin's buffer; pausing the PCM
+    itself replayed 1.4 s; a sound server left to run dry lost 5-10 ms after): what reaches the sink
+    is the whole track in two stretches, from its first frame, the second starting exactly where the
+    first stopped, to its last. Each stretch is located in the reference decode."""
+    for key, value in pulse_sink.items():
+        monkeypatch.setenv(key, value)
+    source = media.path("alsa-pause-noise.wav")
+    if not source.exists():
+        subprocess.run(["sox", "-n", "-r", "44100", "-b", "16", "-c", "2", str(source), "synth", "4", "sine", "500",
+                        "whitenoise", "vol", "0.4", "remix", "-", "channels", "2"], check=True)
+    flac = media.flac(source)
+    reference = subprocess.run(["sox", str(source), "-t", "raw", "-"], check=True, capture_output=True).stdout
+    locator = Locator(np.frombuffer(reference, dtype="<i2").reshape(-1, 2)[:, 0])
+    recorder = Recorder(pulse_sink, tmp_path / "monitor.raw")
+    # The recorder takes a moment to connect: the whole track must be in its recording.
+    assert server.wait_for(lambda: recorder.path.stat().st_size > 44100, timeout=10)
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "pulse", "-d", "all=info")
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + flac.name))
+    assert server.wait_for(lambda: "STMs" in events(server), timeout=5), player.log()
+    time.sleep(1.5)
+    server.call(lambda: client._send_strm(b"p"))
+    time.sleep(1.5)
+    server.call(lambda: client._send_strm(b"u", flags=0))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    recorder.wait_for_quiet_after(3.5, timeout=10)
+    recorder.stop()
+    left = np.fromfile(recorder.path, dtype="<i2").reshape(-1, 2)[:, 0]
+    sound = np.nonzero(left)[0]
+    breaks = np.nonzero(np.diff(sound) > 64)[0]
+    stretches = list(zip([sound[0], *sound[breaks + 1]], [*sound[breaks], sound[-1]]))
+    placed = []
+    for first, last in stretches:
+        start = locator.locate(left[first:first + 4096])
+        end = locator.locate(left[last + 1 - 4096:last + 1])
+        placed.append((start, None if end is None else end + 4096))
+    print("stretches of sound (recording frames)", stretches, "-> in the track", placed)
+    assert len(placed) == 2 and None not in placed[0] + placed[1], "one pause: two stretches, both from the track"
+    (start_1, end_1), (start_2, end_2) = placed
+    frames = len(reference) // 4
+    print(f"lost at the start {start_1} frames, at the pause {start_2 - end_1}, at the end {frames - end_2}")
+    assert start_2 >= end_1, f"{end_1 - start_2} frames heard twice"
+    assert start_2 == end_1, f"{start_2 - end_1} frames lost at the pause"
+    assert end_2 == frames, "the ending is missing"
+    assert start_1 == 0, f"{start_1} frames missing at the start"

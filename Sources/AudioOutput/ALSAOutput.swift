@@ -187,6 +187,11 @@ public final class ALSAOutput: OutputDevice {
 
   public var isClocked: Bool { true }
 
+  public func startQueued() {
+    guard let pcm, snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED else { return }
+    snd_pcm_start(pcm)
+  }
+
   public func discardQueued() {
     guard let pcm else { return }
     snd_pcm_drop(pcm)

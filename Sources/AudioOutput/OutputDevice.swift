@@ -39,6 +39,9 @@ public protocol OutputDevice: AnyObject {
   var isClocked: Bool { get }
   /// Drops what is queued (a flush), so the device is ready to start again.
   func discardQueued()
+  /// Starts playing what is queued now rather than at the device's start threshold, so that its
+  /// delay is what will be heard (a timed start lines up against it).
+  func startQueued()
   /// A pause on a device without a clock: a pipe takes back what it holds and writes it again
   /// first on resume (the default drops it). A clocked device is not asked: what it holds plays
   /// out, as on squeezelite, so nothing is lost or heard twice whatever its delay estimate.
@@ -50,6 +53,7 @@ public protocol OutputDevice: AnyObject {
 
 extension OutputDevice {
   public func pauseQueued() { discardQueued() }
+  public func startQueued() {}
   public var isClocked: Bool { false }
   public func startFrames(sampleRate: Int) -> Int { 0 }
   public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 { 0 }

@@ -327,6 +327,9 @@ public final class OutputPlayer: @unchecked Sendable {
       }
       let frames = min(lead, silence.count / 2, period)
       _ = write(UnsafeBufferPointer(rebasing: silence[0..<frames * 2]), dither: false)
+      // A device waiting for its start threshold (a sound server's stream until its buffer is
+      // full) would start late: its delay only counts once it plays.
+      device.startQueued()
       return
     }
     if -lead < 10 * rate { skipFrames += -lead }
@@ -340,7 +343,12 @@ public final class OutputPlayer: @unchecked Sendable {
   private func keepSchedule() {
     let now = MonotonicClock.nanoseconds()
     guard let due = schedule, now >= due.nextCheck else { return }
-    let heard = output.ring.totalConsumed / OutputFrames.bytesPerFrame - device.delayFrames()
+    let consumed = output.ring.totalConsumed / OutputFrames.bytesPerFrame
+    let queued = device.delayFrames()
+    // Only once the device holds nothing but frames of the schedule (the silence before them has
+    // played) does its delay say which of them is heard.
+    guard consumed - due.frame >= queued else { return }
+    let heard = consumed - queued
     let correction = due.correction(heardFrame: heard, now: now)
     if correction > 0 { silenceFrames += correction } else { skipFrames += -correction }
     schedule = due.checked()

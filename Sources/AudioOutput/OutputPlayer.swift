@@ -100,8 +100,8 @@ public final class OutputPlayer: @unchecked Sendable {
   /// server that ran dry loses the first frames written after). The count is the silence still due
   /// before the position is published as everything written; nil when not paused so.
   private var pauseSilenceDue: Int?
-  /// A clocked device that was just opened or has run out: a period of silence goes before the
-  /// next audio, since a sound server starting a stream loses the first few milliseconds given.
+  /// A clocked device that was just opened, flushed or has run out: a period of silence goes
+  /// before the next audio, since a sound server starting a stream loses the first milliseconds.
   var primeBeforeAudio = false
   /// After a timed start: when its schedule is checked again (see `StartSchedule`).
   var schedule: StartSchedule?
@@ -222,6 +222,7 @@ public final class OutputPlayer: @unchecked Sendable {
       output.ring.discardAll()
       output.boundaries.removeAll()
       device.discardQueued()
+      primeBeforeAudio = device.isClocked  // the stream starts again from empty
       silenceFrames = 0
       skipFrames = 0
       framesPlayed = 0
@@ -242,6 +243,7 @@ public final class OutputPlayer: @unchecked Sendable {
         device.pauseQueued()
       } else if case .waiting = state {
         device.discardQueued()  // only the silence lining up a start: the start is timed anew
+        primeBeforeAudio = true
       } else if state == .running, device.isOpen {
         // What the device holds is heard: the pause lands after it, nothing lost or repeated.
         pauseSilenceDue = device.delayFrames() + 2 * device.chunkFrames

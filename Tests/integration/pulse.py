@@ -25,12 +25,16 @@ class PulseServer:
         )
         self.daemon: subprocess.Popen | None = None
 
+    def sink_modules(self) -> list[str]:
+        """The modules that make the sinks (the daemon's socket is added to them)."""
+        return [f"module-null-sink sink_name={SINK} rate=44100"]
+
     def start(self) -> PulseServer:
+        modules = [*self.sink_modules(), f"module-native-protocol-unix socket={self.socket_path} auth-anonymous=1"]
         self.daemon = subprocess.Popen(
             ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
-             "-L", f"module-null-sink sink_name={SINK} rate=44100",
-             "-L", f"module-native-protocol-unix socket={self.socket_path} auth-anonymous=1"],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=open(self.folder / "pulse.log", "ab"),
+             *[arg for module in modules for arg in ("-L", module)]],
+            env=self.env, stdout=subprocess.DEVNULL, stderr=open(self.folder / "pulse.log", "ab"),  # noqa: SIM115
         )
         deadline = time.monotonic() + 10
         while not self.socket_path.exists() and time.monotonic() < deadline:

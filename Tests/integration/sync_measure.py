@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import statistics
 import subprocess
 import time
@@ -28,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from pulse import PulseServer
 
 RATE = 44100
 SQUEEZELITE = "/usr/bin/squeezelite"
@@ -35,42 +35,18 @@ WINDOW = 4096  # frames correlated per measurement (93 ms)
 STEP = 0.25  # seconds between measurements
 
 
-class SyncRig:
+class SyncRig(PulseServer):
     """A private PulseAudio daemon with the 4-channel null sink and one remapped sink per player."""
 
     SINKS = ("sync_a", "sync_b")
 
-    def __init__(self, folder: Path):
-        assert shutil.which("pulseaudio") and shutil.which("parec"), "pulseaudio and pulseaudio-utils are needed"
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.socket_path = folder / "native"
-        self.env = dict(os.environ, PULSE_SERVER=f"unix:{self.socket_path}", HOME=str(folder),
-                        XDG_RUNTIME_DIR=str(folder))
-        self.daemon: subprocess.Popen | None = None
-
-    def start(self) -> SyncRig:
-        modules = [
+    def sink_modules(self) -> list[str]:
+        return [
             "module-null-sink sink_name=sync_all rate=44100 channels=4 channel_map=aux0,aux1,aux2,aux3",
             *[f"module-remap-sink sink_name={sink} master=sync_all channels=2 master_channel_map={channels} "
               "channel_map=front-left,front-right remix=no"
               for sink, channels in zip(self.SINKS, ("aux0,aux1", "aux2,aux3"))],
-            f"module-native-protocol-unix socket={self.socket_path} auth-anonymous=1",
         ]
-        self.daemon = subprocess.Popen(
-            ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit", "--use-pid-file=no",
-             *[arg for module in modules for arg in ("-L", module)]],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=open(self.folder / "pulse.log", "ab"))  # noqa: SIM115
-        deadline = time.monotonic() + 10
-        while not self.socket_path.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert self.socket_path.exists(), (self.folder / "pulse.log").read_text()
-        return self
-
-    def stop(self) -> None:
-        if self.daemon and self.daemon.poll() is None:
-            self.daemon.terminate()
-            self.daemon.wait(5)
 
     def player_env(self, index: int) -> dict[str, str]:
         """The environment that sends a player's `-o pulse` to its own sink."""

@@ -64,6 +64,11 @@ extension OutputPlayer {
     }
   }
 
+  /// Writes up to `frames` (at most a buffer of them) of silence; frames written, nil on failure.
+  func writeSilence(frames: Int) -> Int? {
+    write(UnsafeBufferPointer(rebasing: silence[0..<min(frames, silence.count / 2) * 2]), dither: false)
+  }
+
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {
     do {
       let written = try device.write(samples, dither: dither)

@@ -13,8 +13,7 @@ extension OutputPlayer {
       return
     }
     let lastUse = lastWriteNanoseconds
-    let frames = min(silence.count / 2, device.chunkFrames)
-    let written = write(UnsafeBufferPointer(rebasing: silence[0..<frames * 2]), dither: false)
+    let written = writeSilence(frames: device.chunkFrames)
     lastWriteNanoseconds = lastUse
     guard let written else {
       pauseSilenceDue = nil
@@ -56,8 +55,7 @@ extension OutputPlayer {
         wakeup.wait(timeoutMilliseconds: 2)
         return
       }
-      let frames = min(lead, silence.count / 2, period)
-      _ = write(UnsafeBufferPointer(rebasing: silence[0..<frames * 2]), dither: false)
+      _ = writeSilence(frames: min(lead, period))
       // A device waiting for its start threshold (a sound server's stream until its buffer is
       // full) would start late: its delay only counts once it plays.
       device.startQueued()

@@ -295,7 +295,7 @@ public final class OutputPlayer: @unchecked Sendable {
     if silenceFrames > 0 {
       let frames = min(silenceFrames, silence.count / 2, device.chunkFrames)
       guard ensureOpen(rate: device.isOpen ? device.sampleRate : 44100) else { return }
-      if write(UnsafeBufferPointer(rebasing: silence[0..<frames * 2]), dither: false) != nil { silenceFrames -= frames }
+      if let written = writeSilence(frames: frames) { silenceFrames -= written }
       return
     }
     let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
@@ -370,8 +370,7 @@ public final class OutputPlayer: @unchecked Sendable {
     guard device.isOpen || ensureOpen(rate: device.sampleRate) else { return }
     if primeBeforeAudio {
       primeBeforeAudio = false
-      _ = write(
-        UnsafeBufferPointer(rebasing: silence[0..<min(silence.count / 2, device.chunkFrames) * 2]), dither: false)
+      _ = writeSilence(frames: device.chunkFrames)
       return
     }
     // Before the frames are touched (gain is applied in place): a command may come first.

@@ -63,6 +63,13 @@ let package = Package(
       name: "Decoders", dependencies: ["AudioBuffers", "CFLAC", "CMPG123", "COpus", "Support"],
       swiftSettings: strict),
 
+    // libsoxr, loaded with dlopen when the first track is resampled (its header only at build time).
+    .target(name: "CSoxr", linkerSettings: [.linkedLibrary("dl")]),
+
+    // `-R`/`-u`: squeezelite's recipes, the output rate choice and the resampling decoder stage.
+    .target(
+      name: "Resampling", dependencies: ["AudioBuffers", "CSoxr", "Decoders"], swiftSettings: strict),
+
     // Output devices (ALSA, stdout, paced null) and the output thread.
     .target(
       name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA", "CSupport", "Support"], swiftSettings: strict),
@@ -82,7 +89,8 @@ let package = Package(
     .target(
       name: "Playback",
       dependencies: [
-        "AudioBuffers", "AudioOutput", "CSupport", "Decoders", "SlimConnection", "SlimProto", "StreamFetch", "Support",
+        "AudioBuffers", "AudioOutput", "CSupport", "Decoders", "Resampling", "SlimConnection", "SlimProto",
+        "StreamFetch", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
       ],
@@ -135,6 +143,7 @@ let package = Package(
         "LocalControl",
         "Offline",
         "Playback",
+        "Resampling",
         "SlimConnection",
         "SlimProto",
         "Support",
@@ -169,6 +178,8 @@ let package = Package(
     .testTarget(
       name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Support", "TestSupport"],
       swiftSettings: strict),
+    .testTarget(
+      name: "ResamplingTests", dependencies: ["Resampling", "AudioBuffers", "Decoders"], swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
     // Helpers the tests share: a loopback HTTP server, polling with a limit, running shell tools.

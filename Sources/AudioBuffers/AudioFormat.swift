@@ -4,15 +4,19 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
   public var channels: Int
   /// Significant bits of the source samples (16, 24…), before the move to 32-bit frames.
   public var bitsPerSample: Int
+  /// The track's own rate when its frames were resampled to `sampleRate` (`-R`).
+  public var resampledFrom: Int?
 
-  public init(sampleRate: Int, channels: Int, bitsPerSample: Int) {
+  public init(sampleRate: Int, channels: Int, bitsPerSample: Int, resampledFrom: Int? = nil) {
     self.sampleRate = sampleRate
     self.channels = channels
     self.bitsPerSample = bitsPerSample
+    self.resampledFrom = resampledFrom
   }
 
   public var description: String {
     "\(bitsPerSample)-bit \(sampleRate) Hz \(channels == 1 ? "mono" : "\(channels) ch")"
+      + (resampledFrom.map { " (resampled from \($0) Hz)" } ?? "")
   }
 }
 

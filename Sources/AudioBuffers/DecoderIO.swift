@@ -115,6 +115,12 @@ public final class FrameOutput: @unchecked Sendable {
       start: region.baseAddress?.assumingMemoryBound(to: Int32.self), count: frames * OutputFrames.samplesPerFrame)
   }
 
+  /// Whether a commit in `format` would be taken now: false only when it needs a boundary and the
+  /// queue is full. For a producer that cannot take frames back once made (a resampler).
+  public func acceptsCommit(format: AudioFormat) -> Bool {
+    publishedFormat == format || boundaries.count < BoundaryQueue.capacity
+  }
+
   /// Makes `frames` frames visible to the output; returns false (committing nothing) when the
   /// boundary queue is full and the caller must retry later.
   public func commit(frames: Int, format: AudioFormat) -> Bool {

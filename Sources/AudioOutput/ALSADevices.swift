@@ -33,6 +33,20 @@ public enum ALSADevices {
     return devices
   }
 
+  /// Which of `rates` the device accepts, or nil if it cannot be opened now.
+  public static func supportedRates(of device: String, among rates: [Int]) -> [Int]? {
+    var pcm: OpaquePointer?
+    guard snd_pcm_open(&pcm, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) == 0, let pcm else {
+      return nil
+    }
+    defer { snd_pcm_close(pcm) }
+    var params: OpaquePointer?
+    guard snd_pcm_hw_params_malloc(&params) == 0, let params else { return nil }
+    defer { snd_pcm_hw_params_free(params) }
+    guard snd_pcm_hw_params_any(pcm, params) >= 0 else { return nil }
+    return rates.filter { snd_pcm_hw_params_test_rate(pcm, params, UInt32($0), 0) == 0 }
+  }
+
   /// The highest rate the device accepts, or nil if it cannot be opened now.
   public static func maximumRate(of device: String) -> Int? {
     var pcm: OpaquePointer?

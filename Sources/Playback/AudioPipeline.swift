@@ -2,6 +2,7 @@ import AudioBuffers
 import AudioOutput
 import Logging
 import NIOCore
+import Resampling
 import StreamFetch
 import Support
 
@@ -33,13 +34,18 @@ public final class AudioPipeline {
     public var streamBufferBytes: Int
     public var outputBufferBytes: Int
     public var output: OutputPlayer.Configuration
+    public var resampling: ResamplingSettings?
     /// The longest any call here waits for the decoder or output thread.
     public var waitMilliseconds = 2000
 
-    public init(streamBufferBytes: Int, outputBufferBytes: Int, output: OutputPlayer.Configuration = .init()) {
+    public init(
+      streamBufferBytes: Int, outputBufferBytes: Int, output: OutputPlayer.Configuration = .init(),
+      resampling: ResamplingSettings? = nil
+    ) {
       self.streamBufferBytes = streamBufferBytes
       self.outputBufferBytes = outputBufferBytes
       self.output = output
+      self.resampling = resampling
     }
   }
 
@@ -76,7 +82,8 @@ public final class AudioPipeline {
       producerHold: hold, onEvent: outputEvent)
     self.player = player
     worker = DecoderWorker(
-      input: input, output: output, wakeup: decoderWakeup, hold: hold, onEvent: decoderEvent,
+      input: input, output: output, wakeup: decoderWakeup, hold: hold, resampling: configuration.resampling,
+      onEvent: decoderEvent,
       // Only the open source waits for room; the other one ignores this.
       inputConsumed: {
         fetcher.consumerDrained()

@@ -1,6 +1,7 @@
 import AudioBuffers
 import CSupport
 import Decoders
+import Resampling
 import Support
 import Synchronization
 
@@ -62,6 +63,7 @@ final class DecoderWorker: Sendable {
   let hold: ProducerHold
   private let input: StreamInput
   private let output: FrameOutput
+  private let resampling: ResamplingSettings?
   private let inbox = Mutex(Inbox())
   private let current = Mutex(Current())
   private let onEvent: @Sendable (DecoderEvent) -> Void
@@ -71,12 +73,13 @@ final class DecoderWorker: Sendable {
   private let framesCommitted: @Sendable () -> Void
 
   init(
-    input: StreamInput, output: FrameOutput, wakeup: Wakeup, hold: ProducerHold,
+    input: StreamInput, output: FrameOutput, wakeup: Wakeup, hold: ProducerHold, resampling: ResamplingSettings? = nil,
     onEvent: @escaping @Sendable (DecoderEvent) -> Void,
     inputConsumed: @escaping @Sendable () -> Void, framesCommitted: @escaping @Sendable () -> Void
   ) {
     self.input = input
     self.output = output
+    self.resampling = resampling
     self.wakeup = wakeup
     self.hold = hold
     self.onEvent = onEvent
@@ -207,7 +210,8 @@ final class DecoderWorker: Sendable {
 
   private func install(_ next: DecodeJob, into current: inout Current) {
     do {
-      current.decoder = try DecoderFactory.make(codec: next.codec, pcm: next.pcm)
+      let decoder = try DecoderFactory.make(codec: next.codec, pcm: next.pcm)
+      current.decoder = resampling.map { ResamplingDecoder(wrapping: decoder, settings: $0) } ?? decoder
       current.job = next
       current.reportedFormat = false
       switch next.start {

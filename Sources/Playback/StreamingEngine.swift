@@ -3,6 +3,7 @@ import AudioOutput
 import Decoders
 import Logging
 import NIOCore
+import Resampling
 import SlimConnection
 import SlimProto
 import StreamFetch
@@ -17,15 +18,18 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     public var outputBufferBytes: Int
     public var maximumSampleRate: Int
     public var output: OutputPlayer.Configuration
+    /// `-R`/`-u`: tracks are played at the rate these settings choose.
+    public var resampling: ResamplingSettings?
 
     public init(
       streamBufferBytes: Int, outputBufferBytes: Int, maximumSampleRate: Int,
-      output: OutputPlayer.Configuration = .init()
+      output: OutputPlayer.Configuration = .init(), resampling: ResamplingSettings? = nil
     ) {
       self.streamBufferBytes = streamBufferBytes
       self.outputBufferBytes = outputBufferBytes
       self.maximumSampleRate = maximumSampleRate
       self.output = output
+      self.resampling = resampling
     }
   }
 
@@ -79,7 +83,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     pipeline = AudioPipeline(
       configuration: .init(
         streamBufferBytes: configuration.streamBufferBytes, outputBufferBytes: configuration.outputBufferBytes,
-        output: configuration.output),
+        output: configuration.output, resampling: configuration.resampling),
       device: device, eventLoop: eventLoop, logger: logger,
       // The threads end with the pipeline; an event on its way keeps the engine until it is handled.
       decoderEvent: { [weak self] event in

@@ -7,6 +7,7 @@ import NIOCore
 import NIOPosix
 import Offline
 import Playback
+import Resampling
 import SlimConnection
 import SlimProto
 import Support
@@ -290,13 +291,39 @@ struct PlayerRuntime {
         logger: Logger(label: LogConfiguration.Category.output.rawValue))
     }
     if let hardwareVolume, hardwareVolume.role == .fullScale { hardwareVolume.deviceOpened() }
+    let resampling = resamplingSettings()
+    var outputBytes = settings.buffers.outputBytes
+    if let resampling, !settings.outputBufferGiven {
+      // As squeezelite: the output buffer holds as many seconds at the highest rate, up to 8 times.
+      outputBytes *= min(8, max(1, (resampling.supportedRates.max() ?? 44100) / 44100))
+    }
     return StreamingEngine(
       configuration: .init(
-        streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: settings.buffers.outputBytes,
+        streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: outputBytes,
         maximumSampleRate: maximumSampleRate(),
-        output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds)),
+        output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds),
+        resampling: resampling),
       device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume,
       logger: Logger(label: LogConfiguration.Category.stream.rawValue))
+  }
+
+  /// `-R`: the recipe and the rates the output takes (`-r`, else what the device accepts, else
+  /// every common rate); nil without `-R` or without libsoxr.
+  private func resamplingSettings() -> ResamplingSettings? {
+    guard let recipe = settings.resampling else { return nil }
+    let logger = Logger(label: LogConfiguration.Category.decode.rawValue)
+    if let problem = Resampler.libraryProblem() {
+      logger.warning("resampling off: libsoxr cannot be loaded (\(problem)); install libsoxr0")
+      return nil
+    }
+    var rates = settings.rates?.rates ?? RateSpecification.probeRates
+    if settings.rates == nil, case .alsa(let device) = settings.output,
+      let accepted = ALSADevices.supportedRates(of: device, among: RateSpecification.probeRates), !accepted.isEmpty
+    {
+      rates = accepted
+    }
+    logger.info("resampling on: recipe \(recipe), output rates \(rates.map(String.init).joined(separator: ","))")
+    return ResamplingSettings(recipe: recipe, supportedRates: rates)
   }
 
   /// The highest rate the output can play natively: the `-r` list when given; for ALSA the
@@ -311,7 +338,9 @@ struct PlayerRuntime {
       case .alsa(let device): playable = ALSADevices.maximumRate(of: device) ?? 384_000
       }
     }
-    // -Z lowers it (with no resampler here, a higher one would promise rates that cannot play).
+    // -Z lowers it; with a resampler it may also raise it (any rate is then played at one the
+    // output takes), as in squeezelite.
+    if settings.resampling != nil, let limit = settings.maximumRateLimit { return limit }
     return settings.maximumRateLimit.map { min($0, playable) } ?? playable
   }
 

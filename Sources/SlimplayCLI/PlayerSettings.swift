@@ -1,4 +1,5 @@
 import Playback
+import Resampling
 import SlimConnection
 import SlimProto
 import Support
@@ -18,12 +19,17 @@ public struct PlayerSettings: Equatable, Sendable {
   public var listDevices = false
   public var outputParameters = OutputParameters()
   public var buffers = BufferSizes.withCache()
+  /// `-b` named the output buffer's size (resampling then leaves it alone).
+  public var outputBufferGiven = false
   public var codecs = Codec.defaultOrder
   /// `-W`: `wav` in HELO, as squeezelite's `-W`; headers are read with or without it.
   public var waveFiles = false
   public var rates: RateSpecification?
-  /// `-Z`: the highest rate reported to the server, below what the device plays.
+  /// `-Z`: the highest rate reported to the server: below what the device plays, or any rate
+  /// when resampling.
   public var maximumRateLimit: Int?
+  /// `-R`/`-u`: tracks are resampled (libsoxr) to a rate the output takes.
+  public var resampling: ResampleRecipe?
   public var idleCloseSeconds: Int?
   /// `-V` or `-U`.
   public var mixer: MixerSettings?

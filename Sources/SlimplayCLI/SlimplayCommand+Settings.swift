@@ -1,6 +1,7 @@
 import AudioOutput
 import Logging
 import Playback
+import Resampling
 import SlimConnection
 import SlimProto
 import Support
@@ -49,6 +50,8 @@ extension SlimplayCommand {
       settings.buffers =
         try buffers.map { text throws(OptionError) in try BufferSizes(parsing: text, defaults: defaultBuffers) }
         ?? defaultBuffers
+      settings.outputBufferGiven = buffers.map { $0.split(separator: ":", omittingEmptySubsequences: false).count == 2
+        && !$0.hasSuffix(":") } ?? false
       settings.codecs = try Codec.selection(include: codecs, exclude: excludedCodecs)
       if let rates { settings.rates = try RateSpecification(parsing: rates) }
       for item in logLevels { try settings.logging.apply(item) }
@@ -132,8 +135,11 @@ extension SlimplayCommand {
       settings.ignoredOptions.append("-D \(dsdOutput): DSD is not played yet; the option is ignored")
     }
     if let resampling {
-      settings.ignoredOptions.append(
-        "-R \(resampling): resampling is not done yet; tracks play at their own rate")
+      do {
+        settings.resampling = try ResampleRecipe(parsing: resampling)
+      } catch {
+        throw UsageError(error.description)
+      }
     }
     if let gpioRelay {
       guard powerScript == nil else { throw UsageError("-G and -S cannot be combined (as in squeezelite)") }

@@ -93,7 +93,8 @@ public struct SlimplayCommand: RunnableCommand {
         help: "DSD output (accepted for squeezelite set-ups; DSD is not played yet).", .optionalText(\.dsdOutput)),
       .value(
         "-R", "-u", valueName: "[recipe]",
-        help: "Resampling (accepted for squeezelite set-ups; tracks play at their own rate).",
+        help:
+          "Resample with libsoxr: recipe (v|h|m|l|q)(L|I|M)(s)(E|X):flags:attenuation:precision:passband:stopband:phase; E only rates the output lacks, X to its highest rate.",
         .optionalText(\.resampling)),
       .value(
         "-G", valueName: "chip:line:H|L", help: "GPIO amplifier relay (accepted for squeezelite set-ups; use -S).",

@@ -227,7 +227,7 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "SlimplayCLITests",
-      dependencies: ["SlimplayCLI", "SlimConnection", "Support"],
+      dependencies: ["SlimplayCLI", "Resampling", "SlimConnection", "Support"],
       swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

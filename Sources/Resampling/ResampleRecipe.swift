@@ -45,7 +45,9 @@ public struct ResampleRecipe: Equatable, Sendable, CustomStringConvertible {
 
   public init(parsing text: String) throws(RecipeError) {
     let fields = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-    guard fields.count <= 7 else { throw .invalid(text, "at most 7 fields (recipe:flags:attenuation:precision:passband:stopband:phase)") }
+    guard fields.count <= 7 else {
+      throw .invalid(text, "at most 7 fields (recipe:flags:attenuation:precision:passband:stopband:phase)")
+    }
     func field(_ index: Int) -> String? {
       index < fields.count && !fields[index].isEmpty ? fields[index] : nil
     }

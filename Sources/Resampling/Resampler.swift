@@ -18,7 +18,8 @@ public final class Resampler {
     var spec = recipe.soxrSpec
     var failure: UnsafePointer<CChar>?
     guard let handle = slimplay_soxr_create(Double(inputRate), Double(outputRate), &spec, &failure) else {
-      throw ResamplerError(description: "libsoxr: " + (failure.map { String(cString: $0) } ?? "cannot create a resampler"))
+      throw ResamplerError(
+        description: "libsoxr: " + (failure.map { String(cString: $0) } ?? "cannot create a resampler"))
     }
     self.handle = handle
   }

@@ -84,7 +84,8 @@ public final class ResamplingDecoder: AudioDecoder {
       innerFinished = true
       return .decoded
     }
-    if case .resampling(let resampler, _, let outputFormat) = route, try flush(resampler, as: outputFormat, to: output) {
+    if case .resampling(let resampler, _, let outputFormat) = route, try flush(resampler, as: outputFormat, to: output)
+    {
       return .decoded
     }
     return .finished
@@ -148,7 +149,8 @@ public final class ResamplingDecoder: AudioDecoder {
   }
 
   /// One flush step; true while the filter still had frames to write.
-  private func flush(_ resampler: Resampler, as format: AudioFormat, to output: FrameOutput) throws(DecodeError) -> Bool {
+  private func flush(_ resampler: Resampler, as format: AudioFormat, to output: FrameOutput) throws(DecodeError) -> Bool
+  {
     let region = output.writableSamples()
     let room = region.count / OutputFrames.samplesPerFrame
     guard room > 0, let destination = region.baseAddress, output.acceptsCommit(format: format) else { return true }

@@ -94,7 +94,7 @@ public struct SlimplayCommand: RunnableCommand {
       .value(
         "-R", "-u", valueName: "[recipe]",
         help:
-          "Resample with libsoxr: recipe (v|h|m|l|q)(L|I|M)(s)(E|X):flags:attenuation:precision:passband:stopband:phase; E only rates the output lacks, X to its highest rate.",
+          "Resample with libsoxr to a rate the output takes. Recipe: letters (v|h|m|l|q)(L|I|M)(s)(E|X), then :flags :attenuation :precision :passband :stopband :phase; E only rates the output lacks, X to its highest rate.",
         .optionalText(\.resampling)),
       .value(
         "-G", valueName: "chip:line:H|L", help: "GPIO amplifier relay (accepted for squeezelite set-ups; use -S).",

@@ -21,7 +21,8 @@ func sine(frequency: Double, rate: Int, frames: Int, amplitude: Double = 0.5) ->
 /// Resamples all of `input`, handing it over in pieces of the sizes `pieces` gives and taking the
 /// output in pieces of `room` frames at most.
 func resample(
-  _ input: [Int32], with resampler: Resampler, pieces: (Int) -> Int = { _ in 1 << 30 }, room: (Int) -> Int = { _ in 1 << 16 }
+  _ input: [Int32], with resampler: Resampler, pieces: (Int) -> Int = { _ in 1 << 30 },
+  room: (Int) -> Int = { _ in 1 << 16 }
 ) throws -> [Int32] {
   var output: [Int32] = []
   var scratch = [Int32](repeating: 0, count: 2 << 16)
@@ -33,7 +34,8 @@ func resample(
     let capacity = max(1, min(room(call), 1 << 16))
     let (used, produced) = try input.withUnsafeBufferPointer { source in
       try scratch.withUnsafeMutableBufferPointer { target in
-        try resampler.process(source.baseAddress! + offset * 2, frames: piece, into: target.baseAddress!, capacity: capacity)
+        try resampler.process(
+          source.baseAddress! + offset * 2, frames: piece, into: target.baseAddress!, capacity: capacity)
       }
     }
     offset += used

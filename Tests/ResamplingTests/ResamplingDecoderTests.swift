@@ -36,7 +36,9 @@ func play(_ decoder: any AudioDecoder, _ bytes: [UInt8], outputFrames: Int = 819
       if fed == bytes.count { input.markEnded() }
     }
     let take = min(output.ring.fill, (Int(state >> 20) % outputFrames + 1) * OutputFrames.bytesPerFrame)
-    let read = buffer.withUnsafeMutableBytes { output.ring.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<take])) }
+    let read = buffer.withUnsafeMutableBytes {
+      output.ring.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<take]))
+    }
     buffer.withUnsafeBytes { raw in
       played.samples += raw[0..<read].withMemoryRebound(to: Int32.self) { Array($0) }
     }

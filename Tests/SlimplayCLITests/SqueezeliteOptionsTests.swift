@@ -1,3 +1,4 @@
+import Resampling
 import SlimplayCLI
 import Testing
 
@@ -36,6 +37,16 @@ struct SqueezeliteOptionsTests {
     #expect(throws: (any Error).self) { try settings(["-Z", "12"]) }
   }
 
+  @Test func resamplingTakesSqueezelitesRecipe() throws {
+    #expect(try settings([]).resampling == nil)
+    #expect(try settings(["-R", ""]).resampling == ResampleRecipe())
+    let recipe = try settings(["-u", "vMsE:0:3"]).resampling
+    #expect(recipe?.quality == .veryHigh && recipe?.phase == .minimum && recipe?.onlyUnsupportedRates == true)
+    #expect(recipe?.attenuationDecibels == 3)
+    #expect(try settings(["-R"]).ignoredOptions.isEmpty)
+    #expect(throws: (any Error).self) { try settings(["-u", "hZ"]) }
+  }
+
   @Test func linearMixerReachesTheVolumeControl() throws {
     let mixer = try settings(["-o", "hw:0", "-V", "PCM", "-X"]).mixer
     #expect(mixer?.linear == true)
@@ -57,8 +68,8 @@ struct SqueezeliteOptionsTests {
   }
 
   @Test func optionsWithNothingBehindThemYetAreNamedInTheLog() throws {
-    let ignored = try settings(["-D", "-R", "-i", "-v", "-G", "gpiochip0:17:H"]).ignoredOptions
-    #expect(ignored.count == 5)
+    let ignored = try settings(["-D", "-i", "-v", "-G", "gpiochip0:17:H"]).ignoredOptions
+    #expect(ignored.count == 4)
     #expect(ignored.allSatisfy { $0.hasPrefix("-") })
     #expect(try settings([]).ignoredOptions.isEmpty)
     // As in squeezelite, one relay: a script or a GPIO line.

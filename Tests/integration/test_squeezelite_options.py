@@ -20,6 +20,7 @@ CONFIGURATIONS = [
     ("-D -R -u vMs", [], None),
     ("-a 80:4:: -b 500:2000 -R -Z 48000", [], 48000),
     ("-X -d all=info", [], None),
+    ("-R -Z 384000 -r 48000,96000", [], 384000),  # with a resampler -Z may promise more than the card takes
     ("-G gpiochip0:17:H -i -v", [], None),
     ('-R hLE:::28:95:105:25 -r 96000:500 -D 3:u32be', [], 96000),
 ]
@@ -35,7 +36,7 @@ def test_a_real_squeezelite_configuration_starts_and_registers(server, start_pla
         "SL_SOUNDCARD=null\n"
         f'SB_SERVER_IP="127.0.0.1:{server.port}"\n'
         f'SB_EXTRA_ARGS="-m {MAC} {extra}"\n')
-    player = start_player("--config", str(config), "--control", "off")
+    player = start_player("--config", str(config), "--control", "off", "-d", "decode=info")
     assert server.wait_for(lambda: server.player(MAC), timeout=5), player.log()
     assert server.wait_for(lambda: server.player(MAC).name == "Living Room", timeout=3), player.log()
     caps = server.recorder.hellos[-1].capabilities.split(",")
@@ -47,9 +48,11 @@ def test_a_real_squeezelite_configuration_starts_and_registers(server, start_pla
     if max_rate:
         assert f"MaxSampleRate={max_rate}" in caps
     # What has nothing behind it yet is said once, in the log, and nothing else goes wrong.
-    for option in ("-D", "-R", "-G", "-i", "-v"):
+    for option in ("-D", "-G", "-i", "-v"):
         if f"{option} " in f"{extra} ":
             assert f"warning slimproto: {option}" in player.log(), player.log()
+    if "-R " in f"{extra} " or "-u " in f"{extra} ":
+        assert "info decode: resampling on" in player.log(), player.log()
     assert " error " not in player.log(), player.log()
     assert player.alive
 

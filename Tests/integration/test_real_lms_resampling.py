@@ -1,0 +1,49 @@
+"""`-R`/`-u` on the real LMS 7.9.1: tracks at rates the output lacks are resampled with libsoxr,
+the others pass untouched; the whole queue is compared with the reference to the last frame
+(libsoxr called directly for the resampled tracks, `flac -d` for the others)."""
+
+import time
+
+import pytest
+from media import Capture
+from soxr_reference import resample
+from test_real_lms import assert_whole
+from test_real_lms_offline import MAC, widened
+
+pytestmark = pytest.mark.real_lms
+
+
+def test_rates_the_output_lacks_are_resampled_and_the_rest_pass_bit_exact(real_lms, start_player, tmp_path):
+    """`-r 96000,48000 -u E` over the "Mixed rates" album (44.1, 96, 48, 44.1 kHz FLAC): the 44.1 kHz
+    tracks are played at 96 kHz (no sync rate: the highest), 1 dB down, each flushed at its end;
+    96 and 48 kHz play as they are."""
+    tracks = real_lms.library.tracks("Mixed rates")
+    plan = [96000 if track.rate == 44100 else track.rate for track in tracks]
+    references = []
+    for track, rate in zip(tracks, plan):
+        frames = widened(track.reference(), track.bits)
+        references.append(frames if rate == track.rate else resample(frames, track.rate, rate))
+    reference = b"".join(references)
+    seconds = sum(len(r) / (rate * 8) for r, rate in zip(references, plan))
+
+    player = start_player(
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "32", "-n", "resampling", "-r", "96000,48000", "-u", "E",
+        "--cache-dir", str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "decode=info", "-d", "stream=info",
+        capture=True)
+    capture = Capture(player.process.stdout, seconds_for=lambda total: total / (96000 * 8))
+    real_lms.wait_player(MAC, timeout=20)
+    real_lms.set_volume(MAC, 100)
+    real_lms.load_tracks(MAC, tracks)
+    real_lms.play(MAC, 0)
+    # LMS's elapsed time for the first track, read while it plays, follows the resampled output.
+    assert real_lms.wait_for(lambda: len(capture.bytes()) > 6 * 96000 * 8, timeout=30), player.log()
+    heard = len(capture.bytes()) / (96000 * 8)
+    lms_time = float(real_lms.status(MAC).get("time") or 0)
+    capture.wait_for_length(len(reference), timeout=seconds + 30)
+    time.sleep(1.0)
+    print(f"LMS time {lms_time:.2f} s with {heard:.2f} s written")
+    assert_whole(capture.bytes(), reference, player, "Mixed rates, resampled where the output lacks the rate")
+    log = player.log()
+    assert "resampled from 44100 Hz" in log, log
+    # LMS adds the time since the last report; a count at the track's own rate would be 2.2 times off.
+    assert abs(heard - lms_time) < 1.0, f"LMS at {lms_time} s, {heard} s written"

@@ -93,6 +93,10 @@ struct PlayerRuntime {
       power.started()
       streamingEngine.powerChanged = { power.powerChanged(isOn: $0) }
     }
+    if let specification = settings.gpioRelay {
+      let relay = GPIORelay(specification, logger: logger)
+      streamingEngine.powerChanged = { relay.powerChanged(isOn: $0) }
+    }
     // JSON-RPC to LMS: for the offline side and for the control API.
     let lmsClient =
       settings.offline.enabled || settings.control != nil

@@ -50,6 +50,8 @@ public struct PlayerSettings: Equatable, Sendable {
   public var ignoredOptions: [String] = []
   /// `-S`: run with 2 at start, 1/0 on power on/off.
   public var powerScript: String?
+  /// `-G`: an amplifier relay on a GPIO line, switched like `-S`'s script.
+  public var gpioRelay: GPIORelaySpecification?
   public var offline = OfflineSettings()
   /// The local control API; nil = off.
   public var control: ControlSettings? = ControlSettings()

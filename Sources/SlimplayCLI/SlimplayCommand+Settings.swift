@@ -146,7 +146,11 @@ extension SlimplayCommand {
     }
     if let gpioRelay {
       guard powerScript == nil else { throw UsageError("-G and -S cannot be combined (as in squeezelite)") }
-      settings.ignoredOptions.append("-G \(gpioRelay): the GPIO relay is not driven yet; use -S with a script")
+      do {
+        settings.gpioRelay = try GPIORelaySpecification(parsing: gpioRelay)
+      } catch {
+        throw UsageError(error.description)
+      }
     }
     if infrared != nil { settings.ignoredOptions.append("-i: no LIRC support; the option is ignored") }
     if visualiser { settings.ignoredOptions.append("-v: no visualiser; the option is ignored") }

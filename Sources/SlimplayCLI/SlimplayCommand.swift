@@ -97,7 +97,8 @@ public struct SlimplayCommand: RunnableCommand {
           "Resample with libsoxr to a rate the output takes. Recipe: letters (v|h|m|l|q)(L|I|M)(s)(E|X), then :flags :attenuation :precision :passband :stopband :phase; E only rates the output lacks, X to its highest rate.",
         .optionalText(\.resampling)),
       .value(
-        "-G", valueName: "chip:line:H|L", help: "GPIO amplifier relay (accepted for squeezelite set-ups; use -S).",
+        "-G", valueName: "chip:line:H|L",
+        help: "Amplifier relay on a GPIO line (chip number or path, line, active High or Low), switched like -S.",
         .optionalText(\.gpioRelay)),
       .value(
         "-i", valueName: "[lircrc]", help: "LIRC remote control (not supported; ignored).", .optionalText(\.infrared)),

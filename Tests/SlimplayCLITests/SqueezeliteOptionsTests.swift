@@ -37,6 +37,17 @@ struct SqueezeliteOptionsTests {
     #expect(throws: (any Error).self) { try settings(["-Z", "12"]) }
   }
 
+  @Test func gpioRelayTakesSqueezelitesSpecification() throws {
+    let relay = try settings(["-G", "0:18:H"]).gpioRelay
+    #expect(relay?.chipPath == "/dev/gpiochip0" && relay?.line == 18 && relay?.activeLow == false)
+    #expect(try settings(["-G", "gpiochip4:17:l"]).gpioRelay?.chipPath == "/dev/gpiochip4")
+    #expect(try settings(["-G", "gpiochip4:17:l"]).gpioRelay?.activeLow == true)
+    #expect(try settings(["-G", "/dev/gpiochip1:5:L"]).gpioRelay?.chipPath == "/dev/gpiochip1")
+    for bad in ["", "0:18", "0:18:X", "chip:1:H", "0:x:H", "0:1:H:2"] {
+      #expect(throws: (any Error).self, "\(bad)") { try settings(["-G", bad]) }
+    }
+  }
+
   @Test func resamplingTakesSqueezelitesRecipe() throws {
     #expect(try settings([]).resampling == nil)
     #expect(try settings(["-R", ""]).resampling == ResampleRecipe())
@@ -68,8 +79,8 @@ struct SqueezeliteOptionsTests {
   }
 
   @Test func optionsWithNothingBehindThemYetAreNamedInTheLog() throws {
-    let ignored = try settings(["-D", "-i", "-v", "-G", "gpiochip0:17:H"]).ignoredOptions
-    #expect(ignored.count == 4)
+    let ignored = try settings(["-D", "-i", "-v"]).ignoredOptions
+    #expect(ignored.count == 3)
     #expect(ignored.allSatisfy { $0.hasPrefix("-") })
     #expect(try settings([]).ignoredOptions.isEmpty)
     // As in squeezelite, one relay: a script or a GPIO line.

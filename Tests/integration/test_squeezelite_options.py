@@ -48,12 +48,19 @@ def test_a_real_squeezelite_configuration_starts_and_registers(server, start_pla
     if max_rate:
         assert f"MaxSampleRate={max_rate}" in caps
     # What has nothing behind it yet is said once, in the log, and nothing else goes wrong.
-    for option in ("-D", "-G", "-i", "-v"):
+    for option in ("-D", "-i", "-v"):
         if f"{option} " in f"{extra} ":
             assert f"warning slimproto: {option}" in player.log(), player.log()
     if "-R " in f"{extra} " or "-u " in f"{extra} ":
         assert "info decode: resampling on" in player.log(), player.log()
-    assert " error " not in player.log(), player.log()
+    log = player.log()
+    if "-G " in extra:
+        # The relay's line is requested at start; a machine without that GPIO chip says so, once, and plays.
+        chip = "/dev/gpiochip0"
+        expected = "GPIO relay on" if os.path.exists(chip) else f"GPIO relay: cannot drive {chip} line 17"
+        assert expected in log, log
+        log = "\n".join(line for line in log.splitlines() if "GPIO relay" not in line)
+    assert " error " not in log, log
     assert player.alive
 
 

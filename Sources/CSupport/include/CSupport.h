@@ -57,4 +57,11 @@ int slimplay_release_free_heap(void);
 /// one formatted line at a time; NULL restores alsa-lib's default.
 void slimplay_alsa_set_message_sink(void (*sink)(const char *message));
 
+/// Requests `line` of the GPIO chip at `chip_path` as an output, inactive (`active_low`: active is
+/// the low level); the line's descriptor, or -errno.
+int slimplay_gpio_request_output(const char *chip_path, unsigned line, int active_low, const char *consumer);
+
+/// Drives a requested line active (1) or inactive (0); 0, or -errno.
+int slimplay_gpio_set(int line_fd, int active);
+
 #endif

@@ -47,3 +47,30 @@ def test_rates_the_output_lacks_are_resampled_and_the_rest_pass_bit_exact(real_l
     assert "resampled from 44100 Hz" in log, log
     # LMS adds the time since the last report; a count at the track's own rate would be 2.2 times off.
     assert abs(heard - lms_time) < 1.0, f"LMS at {lms_time} s, {heard} s written"
+
+
+def test_a_partition_in_a_resampled_track_hands_off_to_the_cache_without_a_gap(real_lms, start_player, tmp_path):
+    """The network to LMS cut for 15 s 6 s into the first (resampled) track, its stream still in flight: the cached copy is decoded and
+    resampled again from its start and takes over at the exact next output frame; LMS is then moved
+    to where the player really is, and the whole queue still equals the reference."""
+    from test_real_lms_offline import Queue, compare_whole_queue, launch, play_until, wait_for_resync
+
+    queue = Queue(real_lms.library.tracks("Mixed rates"), wide=True)
+    plan = [96000 if track.rate == 44100 else track.rate for track in queue.tracks]
+    queue.references = [reference if rate == track.rate else resample(reference, track.rate, rate)
+                        for track, reference, rate in zip(queue.tracks, queue.references, plan)]
+    queue.rates = [rate * 8 for rate in plan]
+    # Small buffers (64 KB of stream, 2.7 s of output at 96 kHz) keep the first track's stream in
+    # flight when the network goes (a stopped server would still deliver what it had sent).
+    player, capture = launch(
+        real_lms, start_player, tmp_path, queue, "-r", "96000,48000", "-u", "E", "-b", "64:2048")
+    play_until(real_lms, player, capture, queue, tmp_path, seconds=6.0, cached=3)
+    with real_lms.partition():
+        time.sleep(15)
+    resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
+    print(f"partition 15 s: LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect, "
+          f"time off by {resync.time_error * 1000:+.0f} ms")
+    assert resync.matched_after <= 2.0
+    compare_whole_queue(player, capture, queue, timeout=90)
+    # The handoff happened inside the resampled first track.
+    assert "track 1 continues from the cache" in player.log() or "track 1 was cut short" in player.log(), player.log()

@@ -35,20 +35,24 @@ public enum ALSADevices {
 
   /// Which of `rates` the device accepts, or nil if it cannot be opened now.
   public static func supportedRates(of device: String, among rates: [Int]) -> [Int]? {
-    var pcm: OpaquePointer?
-    guard snd_pcm_open(&pcm, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) == 0, let pcm else {
-      return nil
+    withParameterSpace(of: device) { pcm, params in
+      rates.filter { snd_pcm_hw_params_test_rate(pcm, params, UInt32($0), 0) == 0 }
     }
-    defer { snd_pcm_close(pcm) }
-    var params: OpaquePointer?
-    guard snd_pcm_hw_params_malloc(&params) == 0, let params else { return nil }
-    defer { snd_pcm_hw_params_free(params) }
-    guard snd_pcm_hw_params_any(pcm, params) >= 0 else { return nil }
-    return rates.filter { snd_pcm_hw_params_test_rate(pcm, params, UInt32($0), 0) == 0 }
   }
 
   /// The highest rate the device accepts, or nil if it cannot be opened now.
   public static func maximumRate(of device: String) -> Int? {
+    withParameterSpace(of: device) { _, params in
+      var rate: UInt32 = 0
+      var direction: Int32 = 0
+      return snd_pcm_hw_params_get_rate_max(params, &rate, &direction) == 0 ? Int(rate) : nil
+    }
+  }
+
+  /// Opens `device` briefly and hands `body` every configuration it allows.
+  private static func withParameterSpace<Result>(
+    of device: String, _ body: (OpaquePointer, OpaquePointer) -> Result?
+  ) -> Result? {
     var pcm: OpaquePointer?
     guard snd_pcm_open(&pcm, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK) == 0, let pcm else {
       return nil
@@ -58,10 +62,7 @@ public enum ALSADevices {
     guard snd_pcm_hw_params_malloc(&params) == 0, let params else { return nil }
     defer { snd_pcm_hw_params_free(params) }
     guard snd_pcm_hw_params_any(pcm, params) >= 0 else { return nil }
-    var rate: UInt32 = 0
-    var direction: Int32 = 0
-    guard snd_pcm_hw_params_get_rate_max(params, &rate, &direction) == 0 else { return nil }
-    return Int(rate)
+    return body(pcm, params)
   }
 
   private static func takeString(_ pointer: UnsafeMutablePointer<CChar>?) -> String? {

@@ -63,7 +63,7 @@ let package = Package(
       name: "Decoders", dependencies: ["AudioBuffers", "CFLAC", "CMPG123", "COpus", "Support"],
       swiftSettings: strict),
 
-    // libsoxr, loaded with dlopen when the first track is resampled (its header only at build time).
+    // libsoxr, loaded with dlopen only with -R (its header only at build time).
     .target(name: "CSoxr", linkerSettings: [.linkedLibrary("dl")]),
 
     // `-R`/`-u`: squeezelite's recipes, the output rate choice and the resampling decoder stage.
@@ -176,10 +176,11 @@ let package = Package(
     .testTarget(name: "AudioOutputTests", dependencies: ["AudioOutput"], swiftSettings: strict),
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
     .testTarget(
-      name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Support", "TestSupport"],
+      name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Resampling", "Support", "TestSupport"],
       swiftSettings: strict),
     .testTarget(
-      name: "ResamplingTests", dependencies: ["Resampling", "AudioBuffers", "Decoders"], swiftSettings: strict),
+      name: "ResamplingTests", dependencies: ["Resampling", "AudioBuffers", "Decoders", "TestSupport"],
+      swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
     .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
     // Helpers the tests share: a loopback HTTP server, polling with a limit, running shell tools.

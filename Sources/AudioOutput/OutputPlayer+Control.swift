@@ -1,3 +1,4 @@
+import AudioBuffers
 import Support
 
 #if canImport(Glibc)
@@ -5,7 +6,8 @@ import Support
 #endif
 
 /// Commands from the control side (any thread): each is posted to the output thread, which
-/// applies it between chunks; those that must be done before the caller goes on wait for it.
+/// applies it between chunks (`applyRequests`); those that must be done before the caller goes on
+/// wait for it.
 extension OutputPlayer {
   func post(_ change: (inout Requests) -> Void) {
     requests.withLock { change(&$0) }
@@ -67,4 +69,79 @@ extension OutputPlayer {
   }
 
   public func currentPosition() -> PlayPosition { position.withLock { $0 } }
+
+  /// Output thread, between chunks: applies everything posted since the last call. False once
+  /// the thread is to end.
+  func applyRequests() -> Bool {
+    requestsTaken = requestsPosted.load(ordering: .acquiring)
+    let pending = requests.withLock { current -> Requests in
+      let copy = current
+      current = Requests()
+      return copy
+    }
+    if let gain = pending.gain {
+      volume = gain
+      gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+    }
+    if pending.stop {
+      state = .stopped
+      publish(running: false)
+    }
+    if pending.flushAll {
+      output.ring.discardAll()
+      output.boundaries.removeAll()
+      device.discardQueued()
+      primeBeforeAudio = device.isClocked  // the stream starts again from empty
+      silenceFrames = 0
+      skipFrames = 0
+      framesPlayed = 0
+      trackID = -1
+      supply.framesArrived()
+      plan = nil
+      fadeIn = nil
+      crossfading = nil
+      publish(running: false)
+    }
+    if let frame = pending.flushFrom {
+      output.boundaries.removeAll(atOrAfter: frame)
+      output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
+    }
+    if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
+    if pending.pause, state != .stopped {
+      if !device.isClocked {
+        device.pauseQueued()
+      } else if case .waiting = state {
+        device.discardQueued()  // only the silence lining up a start: the start is timed anew
+        primeBeforeAudio = true
+      } else if state == .running, device.isOpen {
+        // What the device holds is heard: the pause lands after it, nothing lost or repeated.
+        pauseSilenceDue = device.delayFrames() + 2 * device.chunkFrames
+      }
+      state = .paused
+      publish(running: false)
+    }
+    if let start = pending.start {
+      if case .running = state {
+        // Already playing (a prefetched track): it starts when the output reaches it.
+      } else {
+        state = .waiting(start)
+        supply.framesArrived()
+      }
+    }
+    if state != .paused { pauseSilenceDue = nil }
+    if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
+      || pending.skipMilliseconds > 0 || pending.closeDevice != nil
+    {
+      schedule = nil  // the position was moved on purpose
+    }
+    let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
+    silenceFrames += pending.silenceMilliseconds * rate / 1000
+    skipFrames += pending.skipMilliseconds * rate / 1000
+    for _ in 0..<pending.releaseHolds { producerHold?.release() }
+    if pending.acknowledge > 0 {
+      appliedSequence.store(pending.acknowledge, ordering: .releasing)
+      applied.signal()
+    }
+    return !pending.exit
+  }
 }

@@ -71,7 +71,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Counts posts, so that a wait of the output thread can tell a command from other wake-ups.
   let requestsPosted = Atomic<Int>(0)
   /// `requestsPosted` when the output thread last took the requests.
-  private var requestsTaken = 0
+  var requestsTaken = 0
   /// While the output waits for room in the device: frames arriving need not wake it.
   private let waitsForRoom = Atomic<Bool>(false)
   /// The last request sequence applied, and the signal that it moved.
@@ -110,7 +110,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// The output ring frame at which the current track began.
   var trackStartFrame = 0
   var trackID = -1
-  private var supply = OutputSupply()
+  var supply = OutputSupply()
   /// While the output has run dry: how many bytes must be buffered before a commit wakes it (0:
   /// any commit does). When the decoder is the bottleneck (a fast reader on `-o -`, a stream that
   /// arrives at play speed), resuming from a write's worth instead of from every decoded block
@@ -162,7 +162,7 @@ public final class OutputPlayer: @unchecked Sendable {
     }
   }
 
-  // MARK: Control side (any thread): commands in OutputPlayer+Control.swift
+  // MARK: Control side (any thread): commands in OutputPlayer+Control.swift, applied there too
 
   /// Wakes the output thread because frames arrived (cheap when it is busy). Run dry, it waits
   /// for `dryResumeFrames` or a track boundary, or its 20 ms timeout.
@@ -200,80 +200,6 @@ public final class OutputPlayer: @unchecked Sendable {
         playChunk()
       }
     }
-  }
-
-  /// False once the thread is to end.
-  private func applyRequests() -> Bool {
-    requestsTaken = requestsPosted.load(ordering: .acquiring)
-    let pending = requests.withLock { current -> Requests in
-      let copy = current
-      current = Requests()
-      return copy
-    }
-    if let gain = pending.gain {
-      volume = gain
-      gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
-    }
-    if pending.stop {
-      state = .stopped
-      publish(running: false)
-    }
-    if pending.flushAll {
-      output.ring.discardAll()
-      output.boundaries.removeAll()
-      device.discardQueued()
-      primeBeforeAudio = device.isClocked  // the stream starts again from empty
-      silenceFrames = 0
-      skipFrames = 0
-      framesPlayed = 0
-      trackID = -1
-      supply.framesArrived()
-      plan = nil
-      fadeIn = nil
-      crossfading = nil
-      publish(running: false)
-    }
-    if let frame = pending.flushFrom {
-      output.boundaries.removeAll(atOrAfter: frame)
-      output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
-    }
-    if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
-    if pending.pause, state != .stopped {
-      if !device.isClocked {
-        device.pauseQueued()
-      } else if case .waiting = state {
-        device.discardQueued()  // only the silence lining up a start: the start is timed anew
-        primeBeforeAudio = true
-      } else if state == .running, device.isOpen {
-        // What the device holds is heard: the pause lands after it, nothing lost or repeated.
-        pauseSilenceDue = device.delayFrames() + 2 * device.chunkFrames
-      }
-      state = .paused
-      publish(running: false)
-    }
-    if let start = pending.start {
-      if case .running = state {
-        // Already playing (a prefetched track): it starts when the output reaches it.
-      } else {
-        state = .waiting(start)
-        supply.framesArrived()
-      }
-    }
-    if state != .paused { pauseSilenceDue = nil }
-    if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
-      || pending.skipMilliseconds > 0 || pending.closeDevice != nil
-    {
-      schedule = nil  // the position was moved on purpose
-    }
-    let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
-    silenceFrames += pending.silenceMilliseconds * rate / 1000
-    skipFrames += pending.skipMilliseconds * rate / 1000
-    for _ in 0..<pending.releaseHolds { producerHold?.release() }
-    if pending.acknowledge > 0 {
-      appliedSequence.store(pending.acknowledge, ordering: .releasing)
-      applied.signal()
-    }
-    return !pending.exit
   }
 
   private func isReady(_ condition: StartCondition) -> Bool {

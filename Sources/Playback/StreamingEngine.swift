@@ -3,7 +3,6 @@ import AudioOutput
 import Decoders
 import Logging
 import NIOCore
-import Resampling
 import SlimConnection
 import SlimProto
 import StreamFetch
@@ -14,22 +13,14 @@ import Support
 /// control event loop and turns what the three report into STAT events.
 public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unchecked Sendable {
   public struct Configuration: Sendable {
-    public var streamBufferBytes: Int
-    public var outputBufferBytes: Int
+    /// Buffers, output thread and resampling.
+    public var pipeline: AudioPipeline.Configuration
+    /// What HELO reports as `MaxSampleRate`.
     public var maximumSampleRate: Int
-    public var output: OutputPlayer.Configuration
-    /// `-R`/`-u`: tracks are played at the rate these settings choose.
-    public var resampling: ResamplingSettings?
 
-    public init(
-      streamBufferBytes: Int, outputBufferBytes: Int, maximumSampleRate: Int,
-      output: OutputPlayer.Configuration = .init(), resampling: ResamplingSettings? = nil
-    ) {
-      self.streamBufferBytes = streamBufferBytes
-      self.outputBufferBytes = outputBufferBytes
+    public init(pipeline: AudioPipeline.Configuration, maximumSampleRate: Int) {
+      self.pipeline = pipeline
       self.maximumSampleRate = maximumSampleRate
-      self.output = output
-      self.resampling = resampling
     }
   }
 
@@ -81,10 +72,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     deviceName = device.name
     let loop = eventLoop
     pipeline = AudioPipeline(
-      configuration: .init(
-        streamBufferBytes: configuration.streamBufferBytes, outputBufferBytes: configuration.outputBufferBytes,
-        output: configuration.output, resampling: configuration.resampling),
-      device: device, eventLoop: eventLoop, logger: logger,
+      configuration: configuration.pipeline, device: device, eventLoop: eventLoop, logger: logger,
       // The threads end with the pipeline; an event on its way keeps the engine until it is handled.
       decoderEvent: { [weak self] event in
         guard let self else { return }

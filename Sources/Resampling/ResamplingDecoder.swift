@@ -76,7 +76,8 @@ public final class ResamplingDecoder: AudioDecoder {
     var available = staging.bufferedFrames
     if let next = staging.boundaries.peek() { available = min(available, next.frame - readFrame) }
     if available > 0 {
-      return try move(available, to: output) ? .decoded : .needsInput
+      try move(available, to: output)
+      return .decoded
     }
     if !innerFinished {
       let progress = try inner.decode(from: input, to: staging)
@@ -92,12 +93,11 @@ public final class ResamplingDecoder: AudioDecoder {
   }
 
   private func choose(for input: AudioFormat) throws(DecodeError) {
-    if case .resampling(_, let current, let outputFormat) = route, current.sampleRate == input.sampleRate {
+    if case .resampling(let resampler, let current, var output) = route, current.sampleRate == input.sampleRate {
       // Same rate, other details: the resampler goes on.
-      var output = outputFormat
       output.bitsPerSample = input.bitsPerSample
       output.channels = input.channels
-      if case .resampling(let resampler, _, _) = route { route = .resampling(resampler, input: input, output: output) }
+      route = .resampling(resampler, input: input, output: output)
       return
     }
     let rate = OutputRateChoice.rate(
@@ -117,25 +117,27 @@ public final class ResamplingDecoder: AudioDecoder {
     }
   }
 
-  /// Moves up to `frames` staged frames on; false when the output took none.
-  private func move(_ frames: Int, to output: FrameOutput) throws(DecodeError) -> Bool {
+  /// Moves up to `frames` staged frames on, as many as the output takes now (none while its
+  /// boundary queue is full: the caller comes back, as with any decoder).
+  private func move(_ frames: Int, to output: FrameOutput) throws(DecodeError) {
     let staged = staging.ring.readableRegion()
     let count = min(frames, staged.count / OutputFrames.bytesPerFrame)
-    guard count > 0, let source = staged.baseAddress?.assumingMemoryBound(to: Int32.self) else { return false }
     let region = output.writableSamples()
     let room = region.count / OutputFrames.samplesPerFrame
-    guard room > 0, let destination = region.baseAddress else { return false }
+    guard count > 0, room > 0, let source = staged.baseAddress?.assumingMemoryBound(to: Int32.self),
+      let destination = region.baseAddress
+    else { return }
     switch route {
     case .undecided:
-      return false
+      return
     case .direct(let format):
       let moved = min(count, room)
       destination.update(from: source, count: moved * OutputFrames.samplesPerFrame)
-      guard output.commit(frames: moved, format: format) else { return false }
+      guard output.commit(frames: moved, format: format) else { return }
       staging.ring.commitRead(moved * OutputFrames.bytesPerFrame)
-      return true
     case .resampling(let resampler, _, let format):
-      guard output.acceptsCommit(format: format) else { return false }
+      // The resampler cannot take its frames back: commit only where the commit is sure.
+      guard output.acceptsCommit(format: format) else { return }
       let result: (used: Int, produced: Int)
       do {
         result = try resampler.process(source, frames: count, into: destination, capacity: room)
@@ -144,7 +146,6 @@ public final class ResamplingDecoder: AudioDecoder {
       }
       staging.ring.commitRead(result.used * OutputFrames.bytesPerFrame)
       if result.produced > 0 { _ = output.commit(frames: result.produced, format: format) }
-      return result.used > 0 || result.produced > 0
     }
   }
 

@@ -76,8 +76,16 @@ public struct OutputParameters: Equatable, Sendable {
 public struct BufferSizes: Equatable, Sendable {
   public var streamBytes = 2 * 1024 * 1024
   public var outputBytes = 44_100 * 8 * 10
+  /// `-b` named the output size: resampling leaves it as it is.
+  public private(set) var outputIsGiven = false
 
   public init() {}
+
+  /// The output buffer with tracks resampled up to `maximumRate`: as squeezelite sizes it, as many
+  /// seconds at that rate (up to 8 times the bytes), unless `-b` gave the size.
+  public func outputBytes(resamplingTo maximumRate: Int) -> Int {
+    outputIsGiven ? outputBytes : outputBytes * min(8, max(1, maximumRate / 44100))
+  }
 
   /// With offline mode on, outages are bridged by the cache, not by the buffers: a stalled
   /// stream is handed to its cached copy while audio is left, however little is buffered
@@ -106,6 +114,7 @@ public struct BufferSizes: Equatable, Sendable {
     if fields.count == 2, !fields[1].isEmpty {
       guard let kb = Int(fields[1]), kb >= 64 else { throw .invalid("-b", text, "output buffer must be ≥ 64 KB") }
       outputBytes = kb * 1024
+      outputIsGiven = true
     }
   }
 }

@@ -296,17 +296,16 @@ struct PlayerRuntime {
     }
     if let hardwareVolume, hardwareVolume.role == .fullScale { hardwareVolume.deviceOpened() }
     let resampling = resamplingSettings()
-    var outputBytes = settings.buffers.outputBytes
-    if let resampling, !settings.outputBufferGiven {
-      // As squeezelite: the output buffer holds as many seconds at the highest rate, up to 8 times.
-      outputBytes *= min(8, max(1, (resampling.supportedRates.max() ?? 44100) / 44100))
-    }
+    let outputBytes =
+      resampling.map { settings.buffers.outputBytes(resamplingTo: $0.supportedRates.max() ?? 44100) }
+      ?? settings.buffers.outputBytes
     return StreamingEngine(
       configuration: .init(
-        streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: outputBytes,
-        maximumSampleRate: maximumSampleRate(),
-        output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds),
-        resampling: resampling),
+        pipeline: .init(
+          streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: outputBytes,
+          output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds),
+          resampling: resampling),
+        maximumSampleRate: maximumSampleRate()),
       device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume,
       logger: Logger(label: LogConfiguration.Category.stream.rawValue))
   }

@@ -19,8 +19,6 @@ public struct PlayerSettings: Equatable, Sendable {
   public var listDevices = false
   public var outputParameters = OutputParameters()
   public var buffers = BufferSizes.withCache()
-  /// `-b` named the output buffer's size (resampling then leaves it alone).
-  public var outputBufferGiven = false
   public var codecs = Codec.defaultOrder
   /// `-W`: `wav` in HELO, as squeezelite's `-W`; headers are read with or without it.
   public var waveFiles = false

@@ -50,11 +50,6 @@ extension SlimplayCommand {
       settings.buffers =
         try buffers.map { text throws(OptionError) in try BufferSizes(parsing: text, defaults: defaultBuffers) }
         ?? defaultBuffers
-      settings.outputBufferGiven =
-        buffers.map {
-          $0.split(separator: ":", omittingEmptySubsequences: false).count == 2
-            && !$0.hasSuffix(":")
-        } ?? false
       settings.codecs = try Codec.selection(include: codecs, exclude: excludedCodecs)
       if let rates { settings.rates = try RateSpecification(parsing: rates) }
       for item in logLevels { try settings.logging.apply(item) }

@@ -9,7 +9,7 @@ import Testing
 
   /// A stereo 44.1 kHz test signal encoded for `codec`: 4 s, 8 s for Opus (whose decoder keeps
   /// 16 KiB of input in reserve: half of its stream must hold more than that after the headers).
-  private func encoded(_ codec: Codec, _ dir: TempDir) -> [UInt8] {
+  static func encoded(_ codec: Codec, _ dir: TempDir) -> [UInt8] {
     dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth \(codec == .opus ? 8 : 4) sine 440 pinknoise vol 0.3")
     switch codec {
     case .flac: dir.run("flac -s -f -o x.out x.wav")
@@ -20,7 +20,7 @@ import Testing
     return dir.read("x.out")
   }
 
-  private func feed(_ bytes: [UInt8], end: Bool) -> StreamInput {
+  static func feed(_ bytes: [UInt8], end: Bool) -> StreamInput {
     let input = StreamInput(capacity: bytes.count + 1)
     _ = bytes.withUnsafeBytes { input.ring.write($0) }
     if end { input.markEnded() }
@@ -28,7 +28,7 @@ import Testing
   }
 
   /// Runs to the end on an input that already holds everything, draining the output.
-  private func finish(
+  static func finish(
     _ decoder: any AudioDecoder, _ input: StreamInput, _ output: FrameOutput, into samples: inout [Int32]
   ) throws {
     var buffer = [Int32](repeating: 0, count: 1 << 15)
@@ -47,11 +47,11 @@ import Testing
   @Test(arguments: codecs)
   func fullBoundaryQueueDefersTheFirstCommit(codec: Codec) throws {
     let dir = TempDir()
-    let bytes = encoded(codec, dir)
+    let bytes = Self.encoded(codec, dir)
     let expected = try decodeAll(try DecoderFactory.make(codec: codec), bytes).samples
 
     let decoder = try DecoderFactory.make(codec: codec)
-    let input = feed(bytes, end: true)
+    let input = Self.feed(bytes, end: true)
     let output = FrameOutput(capacityFrames: 1 << 16)
     output.beginTrack(id: 3)
     let dummy = TrackBoundary(
@@ -63,7 +63,7 @@ import Testing
     }
     output.boundaries.removeAll()
     var samples: [Int32] = []
-    try finish(decoder, input, output, into: &samples)
+    try Self.finish(decoder, input, output, into: &samples)
     #expect(samples == expected)
     #expect(expected.count > 44100 * 2)
     let first = output.boundaries.peek()
@@ -75,7 +75,7 @@ import Testing
   @Test(arguments: codecs)
   func partialInputNeedsInputInsteadOfBlocking(codec: Codec) throws {
     let dir = TempDir()
-    let bytes = encoded(codec, dir)
+    let bytes = Self.encoded(codec, dir)
     let decoder = try DecoderFactory.make(codec: codec)
     let input = StreamInput(capacity: 1 << 20)
     let output = FrameOutput(capacityFrames: 1 << 18)
@@ -93,7 +93,7 @@ import Testing
     _ = bytes.withUnsafeBytes { input.ring.write(UnsafeRawBufferPointer(rebasing: $0[(bytes.count / 2)...])) }
     input.markEnded()
     var samples: [Int32] = []
-    try finish(decoder, input, output, into: &samples)
+    try Self.finish(decoder, input, output, into: &samples)
     let expected = try decodeAll(try DecoderFactory.make(codec: codec), bytes).samples
     #expect(samples == expected)
     #expect(framesAtHalf > 0)

@@ -45,7 +45,8 @@ final class EngineHarness: Sendable {
     engine = try loop.submit {
       let engine = StreamingEngine(
         configuration: .init(
-          streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10, maximumSampleRate: 192_000),
+          pipeline: .init(streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10),
+          maximumSampleRate: 192_000),
         device: sink, eventLoop: loop, logger: Logger(label: "test"))
       engine.reporter = log
       engine.observer = log

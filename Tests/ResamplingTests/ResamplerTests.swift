@@ -1,6 +1,7 @@
 import AudioBuffers
 import Decoders
 import Resampling
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -89,7 +90,7 @@ func resample(
       input, with: Resampler(from: 44100, to: 96000, recipe: ResampleRecipe()), pieces: { _ in random(3000) },
       room: { _ in random(5000) })
     #expect(split.count == whole.count)
-    #expect(split == whole)
+    #expect(firstDifference(split, whole) == nil)
   }
 
   @Test func downsamplingAndOtherRecipes() throws {

@@ -32,6 +32,19 @@ struct BufferSizesTests {
     let outputOnly = try BufferSizes(parsing: ":4096")
     #expect(outputOnly.streamBytes == 2_097_152)
     #expect(outputOnly.outputBytes == 4096 * 1024)
+    #expect(!streamOnly.outputIsGiven && outputOnly.outputIsGiven)
+  }
+
+  @Test func resamplingGrowsTheOutputBufferUnlessItWasGiven() throws {
+    let defaults = BufferSizes.withCache()
+    #expect(defaults.outputBytes(resamplingTo: 44100) == defaults.outputBytes)
+    #expect(defaults.outputBytes(resamplingTo: 96000) == 2 * defaults.outputBytes)
+    #expect(defaults.outputBytes(resamplingTo: 192_000) == 4 * defaults.outputBytes)
+    #expect(defaults.outputBytes(resamplingTo: 768_000) == 8 * defaults.outputBytes)
+    #expect(defaults.outputBytes(resamplingTo: 8000) == defaults.outputBytes)
+    let given = try BufferSizes(parsing: "512:2048")
+    #expect(given.outputBytes(resamplingTo: 192_000) == 2048 * 1024)
+    #expect(try BufferSizes(parsing: "512:").outputBytes(resamplingTo: 96000) == 2 * 3_528_000)
   }
 
   @Test(arguments: ["32", "1024:10", "1:2:3", "x:y", "-5"])

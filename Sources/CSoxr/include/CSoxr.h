@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// libsoxr, loaded with dlopen the first time a resampler is made: a player that never resamples
-/// never maps it (nor the OpenMP runtime it brings).
+/// libsoxr, loaded with dlopen only when resampling is asked for (`-R`): a player without it never
+/// maps the library (nor the OpenMP runtime it brings).
 
 /// squeezelite's recipe letters, as libsoxr's constants.
 enum {

@@ -90,7 +90,7 @@ def describe_stalls(stalls: list, report: dict, album: AlbumSpec) -> str:
 class AlbumSpec:
     key: str
     label: str
-    kind: str  # flac, mp3, wav
+    kind: str  # flac, mp3, wav, ogg
     rate: int
     bits: int
     out_bits: int  # -a for `-o -`, the same for every player
@@ -106,6 +106,7 @@ ALBUMS = [
     AlbumSpec("flac24", "FLAC 24/96", "flac", 96000, 24, 32),
     AlbumSpec("mp3", "MP3 320k", "mp3", 44100, 16, 16),
     AlbumSpec("wav", "WAV, transcoded by LMS", "wav", 44100, 16, 16),
+    AlbumSpec("ogg", "Ogg Vorbis q5", "ogg", 44100, 16, 16),
 ]
 RADIO = AlbumSpec("radio", "MP3 radio-like stream (arrives at play speed)", "radio", 44100, 16, 16, tracks=1)
 
@@ -130,6 +131,8 @@ class BenchTrack:
             elif kind in ("mp3", "radio"):
                 with open(partial, "wb") as out:
                     subprocess.run(["mpg123", "-q", "-s", str(self.path)], check=True, stdout=out)
+            elif kind == "ogg":
+                run("oggdec", "--quiet", "-R", "-o", str(partial), str(self.path))
             else:
                 run("sox", str(self.master), "-t", "raw", "-e", "signed", "-L", str(partial))
             partial.rename(target)
@@ -153,7 +156,7 @@ class BenchLibrary:
         tag = f"{track_seconds:g}s"
         for spec in ALBUMS:
             folder = self.music / f"Bench {spec.key} {tag}"
-            ext = {"flac": "flac", "mp3": "mp3", "wav": "wav"}[spec.kind]
+            ext = {"flac": "flac", "mp3": "mp3", "wav": "wav", "ogg": "ogg"}[spec.kind]
             self.albums[spec.key] = [
                 BenchTrack(folder / f"{n:02d} Bench {spec.key} {n}.{ext}",
                            root / "ref" / f"{spec.rate}-{spec.bits}-{tag}-{n}.wav", track_seconds + n / 10, spec)
@@ -197,6 +200,9 @@ class BenchLibrary:
         elif spec.kind in ("mp3", "radio"):
             run("lame", "--quiet", "-b", "320", "--tt", title, "--ta", "Slimplay Bench", "--tl", album,
                 "--tn", str(number), str(track.master), str(partial))
+        elif spec.kind == "ogg":
+            run("oggenc", "--quiet", "-q", "5", "-t", title, "-a", "Slimplay Bench", "-l", album, "-N", str(number),
+                "-o", str(partial), str(track.master))
         else:
             shutil.copyfile(track.master, partial)
         partial.rename(track.path)

@@ -27,6 +27,8 @@ public enum DecoderFactory {
       return try MP3Decoder()
     case .opus:
       return OpusDecoder()
+    case .vorbis:
+      return VorbisDecoder()
     case .pcm:
       let p = pcm ?? PCMParameters()
       return try PCMDecoder(

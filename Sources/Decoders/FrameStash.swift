@@ -73,6 +73,22 @@ final class FrameStash {
     }
   }
 
+  /// Hands over `frames` frames of 16-bit samples interleaved over `channels` (a codec library's
+  /// output), as left-justified stereo: mono on both sides, beyond two channels the first two.
+  func emit(
+    interleaved pcm: UnsafePointer<Int16>, frames: Int, channels: Int, format: AudioFormat, to output: FrameOutput
+  ) {
+    let right = channels > 1 ? 1 : 0
+    emit(count: frames, format: format, to: output) { destination, first, n in
+      var frame = pcm + first * channels
+      for i in 0..<n {
+        destination[2 * i] = Int32(frame[0]) &<< 16
+        destination[2 * i + 1] = Int32(frame[right]) &<< 16
+        frame += channels
+      }
+    }
+  }
+
   /// Forgets everything stashed.
   func removeAll() {
     start = 0

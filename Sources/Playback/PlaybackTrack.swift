@@ -1,6 +1,7 @@
 import AudioBuffers
 import Decoders
 import SlimProto
+import Support
 
 /// The engine's record of one `strm s`, from request to the end of its playback.
 struct PlaybackTrack {
@@ -25,6 +26,8 @@ struct PlaybackTrack {
   var phase = Phase.streaming
   /// The decoder job that feeds it now; events of earlier jobs (cancelled by a reset) are stale.
   var decodeJob: Int?
+  /// The decoder chosen for it.
+  var codec: Codec?
   var format: AudioFormat?
   /// Frames the decoder committed of it once it finished or failed: where a cached copy takes
   /// over when its stream was cut.

@@ -240,7 +240,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   func decode(_ id: Int, codec: Codec, pcm: PCMParameters? = nil, start: DecodeJob.Start = .beginning) {
     let number = nextDecodeJob
     nextDecodeJob += 1
-    update(id) { $0.decodeJob = number }
+    update(id) {
+      $0.decodeJob = number
+      $0.codec = codec
+    }
     worker.enqueue(DecodeJob(number: number, trackID: id, codec: codec, pcm: pcm, start: start))
   }
 
@@ -257,7 +260,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     }
     switch event {
     case .formatKnown(_, let format):
-      logger.info("track \(id): \(format)")
+      logger.info("track \(id): \(tracks.first { $0.id == id }?.codec?.rawValue ?? "?") \(format)")
       update(id) { $0.format = format }
       announceLoadedIfReady()
     case .finished(_, let frames, let damage):

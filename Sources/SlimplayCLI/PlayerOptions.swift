@@ -121,28 +121,41 @@ public struct BufferSizes: Equatable, Sendable {
 
 /// `-c`/`-e` over the codec vocabulary.
 extension Codec {
-  /// `-c` picks and orders codecs; `-e` removes some.
-  public static func selection(include: String?, exclude: String?) throws(OptionError) -> [Codec] {
+  /// Names squeezelite's `-c`/`-e` know for codecs this player does not decode yet: a squeezelite
+  /// line that names them still starts (`-c` leaves them out, `-e` has nothing to remove).
+  public static let squeezeliteOnlyNames: Set<String> = ["aac", "alac", "wma", "dsd"]
+
+  /// `-c` picks and orders codecs; `-e` removes some. Also returns the squeezelite names `-c`
+  /// asked for that are left out.
+  public static func selection(
+    include: String?, exclude: String?
+  ) throws(OptionError) -> (codecs: [Codec], leftOut: [String]) {
+    let known = "known: flac, opus, ogg, mp3, pcm"
     var codecs = defaultOrder
+    var leftOut: [String] = []
     if let include {
       codecs = []
-      for name in include.split(separator: ",") {
-        guard let codec = Codec(name: String(name)) else {
-          throw .invalid("-c", include, "unknown codec '\(name)' (known: flac, opus, mp3, pcm)")
+      for name in include.split(separator: ",").map(String.init) {
+        guard let codec = Codec(name: name) else {
+          guard squeezeliteOnlyNames.contains(name) else {
+            throw .invalid("-c", include, "unknown codec '\(name)' (\(known))")
+          }
+          leftOut.append(name)
+          continue
         }
         if !codecs.contains(codec) { codecs.append(codec) }
       }
     }
     if let exclude {
-      for name in exclude.split(separator: ",") {
-        guard let codec = Codec(name: String(name)) else {
-          throw .invalid("-e", exclude, "unknown codec '\(name)' (known: flac, opus, mp3, pcm)")
+      for name in exclude.split(separator: ",").map(String.init) where !squeezeliteOnlyNames.contains(name) {
+        guard let codec = Codec(name: name) else {
+          throw .invalid("-e", exclude, "unknown codec '\(name)' (\(known))")
         }
         codecs.removeAll { $0 == codec }
       }
     }
     guard !codecs.isEmpty else { throw .invalid("-c/-e", include ?? exclude ?? "", "no codec left") }
-    return codecs
+    return (codecs, leftOut)
   }
 }
 

@@ -50,7 +50,11 @@ extension SlimplayCommand {
       settings.buffers =
         try buffers.map { text throws(OptionError) in try BufferSizes(parsing: text, defaults: defaultBuffers) }
         ?? defaultBuffers
-      settings.codecs = try Codec.selection(include: codecs, exclude: excludedCodecs)
+      let selection = try Codec.selection(include: codecs, exclude: excludedCodecs)
+      settings.codecs = selection.codecs
+      for name in selection.leftOut {
+        settings.ignoredOptions.append("-c \(name): not decoded by this player yet; left out of the formats offered")
+      }
       if let rates { settings.rates = try RateSpecification(parsing: rates) }
       for item in logLevels { try settings.logging.apply(item) }
     } catch {

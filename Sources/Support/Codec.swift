@@ -4,17 +4,22 @@
 public enum Codec: String, CaseIterable, Sendable {
   case flac
   case opus
+  case vorbis
   case mp3
   case pcm
 
-  /// The order offered to the server when `-c` does not say: lossless first.
-  public static let defaultOrder: [Codec] = [.flac, .opus, .mp3, .pcm]
+  /// The order offered to the server when `-c` does not say. LMS streams a file in the first
+  /// format of this list it has a rule for: lossless first, except that Ogg comes before FLAC,
+  /// as in squeezelite, because LMS 7.9 also has an Ogg → FLAC rule (a decode by its sox), and only
+  /// Ogg files have a rule to Ogg: this way they arrive as they are and are decoded here.
+  public static let defaultOrder: [Codec] = [.vorbis, .flac, .opus, .mp3, .pcm]
 
   /// A `-c`/`-e` name: ours or squeezelite's.
   public init?(name: String) {
     switch name {
     case "flac", "flc": self = .flac
     case "opus", "ops": self = .opus
+    case "vorbis", "ogg": self = .vorbis
     case "mp3", "mpg", "mad": self = .mp3
     case "pcm", "aif", "wav": self = .pcm
     default: return nil
@@ -26,7 +31,9 @@ public enum Codec: String, CaseIterable, Sendable {
     switch fileType.lowercased() {
     case "flc", "flac": self = .flac
     case "mp3": self = .mp3
-    case "ops", "opus", "ogg": self = .opus
+    case "ops", "opus": self = .opus
+    // LMS 7.9 types Ogg files `ogg` (it does not index Opus; LMS 8 types Opus `ops`).
+    case "ogg", "oga", "vorbis": self = .vorbis
     case "wav", "aif", "aiff", "pcm": self = .pcm
     default: return nil
     }
@@ -37,6 +44,7 @@ public enum Codec: String, CaseIterable, Sendable {
     switch self {
     case .flac: UInt8(ascii: "f")
     case .opus: UInt8(ascii: "u")
+    case .vorbis: UInt8(ascii: "o")
     case .mp3: UInt8(ascii: "m")
     case .pcm: UInt8(ascii: "p")
     }
@@ -53,6 +61,7 @@ public enum Codec: String, CaseIterable, Sendable {
     switch self {
     case .flac: ["flc"]
     case .opus: ["ops"]
+    case .vorbis: ["ogg"]
     case .mp3: ["mp3"]
     case .pcm: ["aif", "pcm"]
     }

@@ -5,7 +5,7 @@ import Testing
 
 /// What every decoder owes its caller, whatever the codec.
 @Suite struct DecoderContractTests {
-  static let codecs: [Codec] = [.flac, .mp3, .opus, .pcm]
+  static let codecs: [Codec] = [.flac, .mp3, .opus, .vorbis, .pcm]
 
   /// A stereo 44.1 kHz test signal encoded for `codec`: 4 s, 8 s for Opus (whose decoder keeps
   /// 16 KiB of input in reserve: half of its stream must hold more than that after the headers).
@@ -15,6 +15,7 @@ import Testing
     case .flac: dir.run("flac -s -f -o x.out x.wav")
     case .mp3: dir.run("lame --quiet -b 192 x.wav x.out")
     case .opus: dir.run("opusenc --quiet x.wav x.out")
+    case .vorbis: dir.run("oggenc --quiet -o x.out x.wav")
     case .pcm: dir.run("cp x.wav x.out")
     }
     return dir.read("x.out")

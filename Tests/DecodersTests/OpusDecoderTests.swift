@@ -69,6 +69,22 @@ import Testing
     #expect(run.boundaries.count == 1)
   }
 
+  /// The next link's headers span many pages (padding in its tags) and arrive a little at a time:
+  /// no read starts inside them before they are all there.
+  @Test(arguments: [UInt64(1), 2])
+  func aLargeHeaderInTheNextLinkArrivingSlowly(seed: UInt64) throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 48000 -c 2 -b 16 a.wav synth 1.5 sine 440 pinknoise vol 0.3")
+    dir.run("sox -n -r 48000 -c 2 -b 16 b.wav synth 1.5 sine 660 pinknoise vol 0.3")
+    dir.run(
+      "opusenc --quiet a.wav a.opus && opusenc --quiet --padding 150000 b.wav b.opus && cat a.opus b.opus > ab.opus")
+    dir.run("opusdec --quiet --no-dither --rate 48000 ab.opus ref.wav")
+    let reference = signedSamples(wavData(dir.read("ref.wav")), bytes: 2)
+    let run = try decodeAll(OpusDecoder(), dir.read("ab.opus"), seed: seed, streamCapacity: 256 << 10, maxChunk: 700)
+    #expect(run.finished)
+    expectBitExact(run.samples, reference, channels: 2, shift: 16)
+  }
+
   @Test func chainedStreamWithAChannelChangePublishesABoundary() throws {
     let dir = TempDir()
     dir.run("sox -n -r 48000 -c 2 -b 16 a.wav synth 1 sine 440")

@@ -96,7 +96,9 @@ struct SupportTests {
     #expect(Codec(streamFormatByte: UInt8(ascii: "u")) == .opus)
     #expect(Codec(streamFormatByte: UInt8(ascii: "p")) == .pcm)
     #expect(Codec(streamFormatByte: UInt8(ascii: "a")) == nil)
-    #expect(Codec(fileType: "OGG") == .opus)
+    #expect(Codec(fileType: "OGG") == .vorbis)  // LMS 7.9 types Ogg Vorbis `ogg`
+    #expect(Codec(fileType: "ops") == .opus)
+    #expect(Codec(streamFormatByte: UInt8(ascii: "o")) == .vorbis)
     #expect(Codec(fileType: "alc") == nil)
   }
 }

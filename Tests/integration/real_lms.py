@@ -68,6 +68,9 @@ ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
     "MP3 VBR": ("mp3-vbr", [TrackSpec(s, f) for s, f in zip((10, 11, 12, 9), ("375", "475", "675", "775"))]),
     "Mixed rates": ("flac", [TrackSpec(14, "400", 44100), TrackSpec(14, "600", 96000), TrackSpec(14, "800", 48000),
                              TrackSpec(10, "1000", 44100)]),
+    # oggenc keeps each track's exact length (the granule positions trim the edges): gapless.
+    "Ogg Vorbis": ("ogg", [TrackSpec(s, f, r) for s, f, r in zip(
+        (20, 8.5, 6.25, 9), ("310", "410", "510", "610"), (44100, 44100, 48000, 44100))]),
     # Long enough to outlast a 90 s partition or two minutes of a flapping link.
     "Long FLAC": ("flac", [TrackSpec(35, f) for f in ("240", "360", "480", "600")]),
     # A damaged file between two intact ones.
@@ -137,7 +140,7 @@ class Track:
     title: str
     path: Path  # the file LMS scans
     master: Path  # the WAV it was encoded from (outside the music folder)
-    kind: str  # "flac", "mp3-cbr", "mp3-vbr"
+    kind: str  # "flac", "mp3-cbr", "mp3-vbr", "ogg"
     rate: int
     bits: int
     seconds: float
@@ -149,13 +152,16 @@ class Track:
         return "file://" + urllib.parse.quote(str(self.path), safe="/!*'()")
 
     def reference(self) -> bytes:
-        """What a bit-exact player outputs: `flac -d` raw (the file's own width, little-endian) or `mpg123 -s`."""
+        """What a bit-exact player outputs: `flac -d` raw (the file's own width, little-endian), `mpg123 -s`
+        or `oggdec -R` (16-bit little-endian)."""
         target = self.master.with_suffix(".ref.raw")
         if not target.exists():
             partial = target.with_suffix(".partial")
             if self.kind == "flac":
                 _run("flac", "-s", "-f", "-d", "--force-raw-format", "--endian=little", "--sign=signed",
                      "-o", str(partial), str(self.path))
+            elif self.kind == "ogg":
+                _run("oggdec", "--quiet", "-R", "-o", str(partial), str(self.path))
             else:
                 with open(partial, "wb") as out:
                     subprocess.run(["mpg123", "-q", "-s", str(self.path)], check=True, stdout=out)
@@ -172,7 +178,7 @@ class MusicLibrary:
         self.ref = root / "ref"
         self.albums: dict[str, list[Track]] = {}
         for album, (kind, specs) in ALBUMS.items():
-            ext = "flac" if kind == "flac" else "mp3"
+            ext = {"flac": "flac", "ogg": "ogg"}.get(kind, "mp3")
             slug = album.replace(" ", "_")
             self.albums[album] = [
                 Track(album, n, title := f"{album} Track {n} ({spec.freq} Hz)",
@@ -214,6 +220,9 @@ class MusicLibrary:
             _run("flac", "-s", "-f", "-o", str(partial), str(track.master))
             _run("metaflac", f"--set-tag=ARTIST={ARTIST}", f"--set-tag=ALBUM={track.album}",
                  f"--set-tag=TITLE={track.title}", f"--set-tag=TRACKNUMBER={track.number}", str(partial))
+        elif track.kind == "ogg":
+            _run("oggenc", "--quiet", "-t", track.title, "-a", ARTIST, "-l", track.album, "-N", str(track.number),
+                 "-o", str(partial), str(track.master))
         else:
             quality = ["-b", "320"] if track.kind == "mp3-cbr" else ["-V2"]
             _run("lame", "--quiet", *quality, "--tt", track.title, "--ta", ARTIST, "--tl", track.album,

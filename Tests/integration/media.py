@@ -58,6 +58,18 @@ class Media:
             run("opusenc", "--quiet", "--bitrate", "128", str(wav), str(target))
         return target
 
+    def vorbis(self, wav: Path) -> Path:
+        target = wav.with_suffix(".ogg")
+        if not target.exists():
+            run("oggenc", "--quiet", "-o", str(target), str(wav))
+        return target
+
+    def vorbis_reference(self, ogg_file: Path) -> bytes:
+        target = ogg_file.with_suffix(".oggref.raw")
+        if not target.exists():
+            run("oggdec", "--quiet", "-R", "-o", str(target), str(ogg_file))
+        return target.read_bytes()
+
     def mp3_reference(self, mp3_file: Path) -> bytes:
         target = mp3_file.with_suffix(".mp3ref.raw")
         if not target.exists():
@@ -114,7 +126,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         return super().translate_path("/" + self.aliases[route] if route in self.aliases else path)
 
     def guess_type(self, path):  # noqa: ANN001, ANN201
-        for suffix, mime in ((".flac", "audio/flac"), (".mp3", "audio/mpeg"), (".opus", "audio/opus"),
+        for suffix, mime in ((".flac", "audio/flac"), (".mp3", "audio/mpeg"), (".opus", "audio/opus"), (".ogg", "audio/ogg"),
                              (".wav", "audio/wav"), (".aif", "audio/aiff")):
             if str(path).endswith(suffix):
                 return mime

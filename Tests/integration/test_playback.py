@@ -157,6 +157,16 @@ def test_opus_is_bit_exact_without_preskip(server, start_player, media, media_se
     assert got == reference
 
 
+def test_ogg_vorbis_is_bit_exact_and_keeps_its_length(server, start_player, media, media_server):
+    wav = media.tone("tone-vorbis.wav", seconds=2)
+    encoded = media.vorbis(wav)
+    player, capture, _ = play_lms_style(server, start_player, media_server, encoded.name, b"o")
+    reference = media.vorbis_reference(encoded)
+    got = capture.wait_for_length(len(reference), timeout=5)
+    assert len(got) == len(reference) == len(media.raw_reference(wav)), player.log()
+    assert got == reference
+
+
 def test_lms_style_flac_24_96(server, start_player, media, media_server):
     wav = media.tone("tone-24-96.wav", seconds=2, rate=96000, bits=24)
     flac = media.flac(wav)

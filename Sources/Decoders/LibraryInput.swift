@@ -35,18 +35,23 @@ final class LibraryInput {
   /// The bytes recorded so far, for the next open attempt (nil once open).
   var recorded: UnsafePointer<UInt8>? { head.map { UnsafePointer($0.assumingMemoryBound(to: UInt8.self)) } }
 
-  /// Reads the stream's first `count` bytes into the head (they are replayed to the library);
-  /// false while they have not all arrived. Throws when the stream ended first.
-  func sniff(_ input: StreamInput, count: Int, codec: String) throws(DecodeError) -> Bool {
+  /// Reads the stream's first 4 bytes into the head (they are replayed to the library) and checks
+  /// that they begin an Ogg page; false while they have not all arrived. Throws when the stream
+  /// ended first or is not Ogg.
+  func sniffOgg(_ input: StreamInput, codec: String) throws(DecodeError) -> Bool {
     guard let head else { return true }
-    while headCount < count {
+    while headCount < 4 {
       let ended = input.hasEnded
-      let n = input.read(into: UnsafeMutableRawBufferPointer(start: head + headCount, count: count - headCount))
+      let n = input.read(into: UnsafeMutableRawBufferPointer(start: head + headCount, count: 4 - headCount))
       if n == 0 {
         if ended { throw .unsupportedStream("stream too short for \(codec)") }
         return false
       }
       headCount += n
+    }
+    let bytes = head.assumingMemoryBound(to: UInt8.self)
+    guard bytes[0] == 0x4F, bytes[1] == 0x67, bytes[2] == 0x67, bytes[3] == 0x53 else {  // "OggS"
+      throw .unsupportedStream("not an Ogg stream (starts with \(hex(bytes, 4)))")
     }
     return true
   }

@@ -56,21 +56,14 @@ public final class OpusDecoder: AudioDecoder {
     case .ended:
       return .finished
     case .sniff:
-      return try sniff(input)
+      guard try source.sniffOgg(input, codec: "Ogg Opus") else { return .needsInput }
+      stage = .opening
+      return .decoded
     case .opening:
       return try open(input)
     case .decoding:
       return try read(input, output)
     }
-  }
-
-  private func sniff(_ input: StreamInput) throws(DecodeError) -> DecodeProgress {
-    guard try source.sniff(input, count: 4, codec: "Ogg Opus"), let bytes = source.recorded else { return .needsInput }
-    guard bytes[0] == 0x4F, bytes[1] == 0x67, bytes[2] == 0x67, bytes[3] == 0x53 else {  // "OggS"
-      throw .unsupportedStream("not an Ogg stream (starts with \(hex(bytes, 4)))")
-    }
-    stage = .opening
-    return .decoded
   }
 
   private func open(_ input: StreamInput) throws(DecodeError) -> DecodeProgress {

@@ -59,12 +59,7 @@ public final class VorbisDecoder: AudioDecoder {
     case .ended:
       return .finished
     case .sniff:
-      guard try source.sniff(input, count: 4, codec: "Ogg Vorbis"), let bytes = source.recorded else {
-        return .needsInput
-      }
-      guard bytes[0] == 0x4F, bytes[1] == 0x67, bytes[2] == 0x67, bytes[3] == 0x53 else {  // "OggS"
-        throw .unsupportedStream("not an Ogg stream (starts with \(hex(bytes, 4)))")
-      }
+      guard try source.sniffOgg(input, codec: "Ogg Vorbis") else { return .needsInput }
       stage = .opening
       return .decoded
     case .opening:

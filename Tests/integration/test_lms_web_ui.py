@@ -77,6 +77,16 @@ class Output:
         return self.frames() - before > seconds * RATE / 4
 
 
+def click_when_there(driver, by: str, value: str, timeout: float = 10) -> bool:  # noqa: ANN001
+    """Finds the element and clicks it, retrying both until they succeed together."""
+
+    def click() -> bool:
+        driver.find_element(by, value).click()
+        return True
+
+    return bool(wait(click, timeout))
+
+
 def click_button(driver, control_id: str) -> None:  # noqa: ANN001
     """Clicks one of the skin's player controls (an Ext button inside the element with that id)."""
     driver.switch_to.default_content()
@@ -109,8 +119,10 @@ def test_the_default_skin_controls_slimplay(real_lms, start_player, browser, tmp
 
     # Play the album from the library browser: My Music > Albums > the album's play button.
     browser.switch_to.frame("browser")
-    wait(lambda: browser.find_element(By.ID, "MY_MUSIC"), 10).click()
-    wait(lambda: browser.find_element(By.LINK_TEXT, "Albums"), 10).click()
+    # Found and clicked in one step, again if the frame's page replaced the element in between
+    # (a stale element: the browser frame was still loading).
+    assert click_when_there(browser, By.ID, "MY_MUSIC"), "My Music did not show"
+    assert click_when_there(browser, By.LINK_TEXT, "Albums"), "Albums did not show"
     row = wait(lambda: next(e for e in browser.find_elements(By.CSS_SELECTOR, ".browsedbListItem")
                             if ALBUM in e.text), 15)
     # The row's buttons show while the pointer is over it.

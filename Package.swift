@@ -28,6 +28,7 @@ let package = Package(
       providers: [.apt(["libopus-dev", "libopusfile-dev", "libogg-dev"])]),
     .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
     .systemLibrary(name: "CVorbis", pkgConfig: "vorbisfile", providers: [.apt(["libvorbis-dev"])]),
+    .systemLibrary(name: "CFAAD", pkgConfig: "faad2", providers: [.apt(["libfaad-dev"])]),
 
     // What every module shares: the monotonic clock, errno text, EINTR-safe descriptor I/O, small
     // files written atomically, bounded semaphores, hex text and the one codec vocabulary.
@@ -59,9 +60,9 @@ let package = Package(
     // Lock-free rings and the shared audio types of the realtime path.
     .target(name: "AudioBuffers", dependencies: ["CSupport", "Support"], swiftSettings: strict),
 
-    // Codec wrappers: FLAC, MP3, Opus, Vorbis, PCM (WAV/AIFF/raw) into 32-bit stereo frames.
+    // Codec wrappers: FLAC, MP3, Opus, Vorbis, AAC, ALAC (own), PCM (WAV/AIFF/raw) into 32-bit stereo frames.
     .target(
-      name: "Decoders", dependencies: ["AudioBuffers", "CFLAC", "CMPG123", "COpus", "CVorbis", "Support"],
+      name: "Decoders", dependencies: ["AudioBuffers", "CFLAC", "CMPG123", "COpus", "CVorbis", "CFAAD", "Support"],
       swiftSettings: strict),
 
     // libsoxr, loaded with dlopen only with -R (its header only at build time).

@@ -21,6 +21,10 @@ public enum DecoderFactory {
   /// A fresh decoder for one track. `pcm` only matters for `.pcm`.
   public static func make(codec: Codec, pcm: PCMParameters? = nil) throws(DecodeError) -> any AudioDecoder {
     switch codec {
+    case .alac:
+      return ALACDecoder()
+    case .aac:
+      return try AACDecoder()
     case .flac:
       return try FLACDecoder()
     case .mp3:

@@ -123,14 +123,14 @@ public struct BufferSizes: Equatable, Sendable {
 extension Codec {
   /// Names squeezelite's `-c`/`-e` know for codecs this player does not decode yet: a squeezelite
   /// line that names them still starts (`-c` leaves them out, `-e` has nothing to remove).
-  public static let squeezeliteOnlyNames: Set<String> = ["aac", "alac", "wma", "dsd"]
+  public static let squeezeliteOnlyNames: Set<String> = ["wma", "dsd"]
 
   /// `-c` picks and orders codecs; `-e` removes some. Also returns the squeezelite names `-c`
   /// asked for that are left out.
   public static func selection(
     include: String?, exclude: String?
   ) throws(OptionError) -> (codecs: [Codec], leftOut: [String]) {
-    let known = "known: flac, opus, ogg, mp3, pcm"
+    let known = "known: alac, aac, flac, opus, ogg, mp3, pcm"
     var codecs = defaultOrder
     var leftOut: [String] = []
     if let include {

@@ -62,7 +62,7 @@ public struct SlimplayCommand: RunnableCommand {
         .integer32(\.priority)),
       .value("-b", valueName: "stream:output", help: "Stream and output buffer sizes in KB.", .optionalText(\.buffers)),
       .value(
-        "-c", valueName: "codec,…", help: "Codecs to offer, in preference order (ogg,flac,opus,mp3,pcm).",
+        "-c", valueName: "codec,…", help: "Codecs to offer, in preference order (alac,aac,ogg,flac,opus,mp3,pcm).",
         .optionalText(\.codecs)),
       .value("-e", valueName: "codec,…", help: "Codecs to exclude.", .optionalText(\.excludedCodecs)),
       .value(

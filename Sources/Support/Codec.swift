@@ -2,21 +2,26 @@
 /// format tokens, the `-c`/`-e` names (squeezelite's spellings too) and the file types LMS
 /// reports for the cache. One vocabulary for the protocol, the decoders and the cache.
 public enum Codec: String, CaseIterable, Sendable {
+  case alac
+  case aac
   case flac
   case opus
   case vorbis
   case mp3
   case pcm
 
-  /// The order offered to the server when `-c` does not say. LMS streams a file in the first
-  /// format of this list it has a rule for: lossless first, except that Ogg comes before FLAC,
-  /// as in squeezelite, because LMS 7.9 also has an Ogg → FLAC rule (a decode by its sox), and only
-  /// Ogg files have a rule to Ogg: this way they arrive as they are and are decoded here.
-  public static let defaultOrder: [Codec] = [.vorbis, .flac, .opus, .mp3, .pcm]
+  /// The order offered to the server when `-c` does not say, squeezelite's. LMS streams a file in
+  /// the first format of this list it has a rule for. Only MP4 files have rules to `alc` and
+  /// `aac`, and only Ogg files to `ogg`; they come first because LMS 7.9 also has rules that turn
+  /// all three into FLAC with its own faad or sox: this way they arrive as they are and are
+  /// decoded here (and can be cached for offline play). Every other file goes by lossless first.
+  public static let defaultOrder: [Codec] = [.alac, .aac, .vorbis, .flac, .opus, .mp3, .pcm]
 
   /// A `-c`/`-e` name: ours or squeezelite's.
   public init?(name: String) {
     switch name {
+    case "alac", "alc": self = .alac
+    case "aac", "mp4", "m4a": self = .aac
     case "flac", "flc": self = .flac
     case "opus", "ops": self = .opus
     case "vorbis", "ogg": self = .vorbis
@@ -31,6 +36,10 @@ public enum Codec: String, CaseIterable, Sendable {
     switch fileType.lowercased() {
     case "flc", "flac": self = .flac
     case "mp3": self = .mp3
+    // MP4 files are `mp4` (`m4a` and `m4b` too), or `alc` when the scanner found Apple Lossless;
+    // `aac` is an ADTS file.
+    case "alc", "alac": self = .alac
+    case "mp4", "m4a", "m4b", "aac": self = .aac
     case "ops", "opus": self = .opus
     // LMS 7.9 types Ogg files `ogg` (it does not index Opus; LMS 8 types Opus `ops`).
     case "ogg", "oga", "vorbis": self = .vorbis
@@ -42,6 +51,8 @@ public enum Codec: String, CaseIterable, Sendable {
   /// The `strm` format byte that asks for this codec.
   public var streamFormatByte: UInt8 {
     switch self {
+    case .alac: UInt8(ascii: "l")
+    case .aac: UInt8(ascii: "a")
     case .flac: UInt8(ascii: "f")
     case .opus: UInt8(ascii: "u")
     case .vorbis: UInt8(ascii: "o")
@@ -59,6 +70,8 @@ public enum Codec: String, CaseIterable, Sendable {
   /// Format tokens for HELO. `pcm` covers WAV and AIFF, whose headers the decoder reads.
   public var capabilityTokens: [String] {
     switch self {
+    case .alac: ["alc"]
+    case .aac: ["aac"]
     case .flac: ["flc"]
     case .opus: ["ops"]
     case .vorbis: ["ogg"]

@@ -5,7 +5,7 @@ import Testing
 
 /// What every decoder owes its caller, whatever the codec.
 @Suite struct DecoderContractTests {
-  static let codecs: [Codec] = [.flac, .mp3, .opus, .vorbis, .pcm]
+  static let codecs: [Codec] = [.flac, .alac, .aac, .mp3, .opus, .vorbis, .pcm]
 
   /// A stereo 44.1 kHz test signal encoded for `codec`: 4 s, 8 s for Opus (whose decoder keeps
   /// 16 KiB of input in reserve: half of its stream must hold more than that after the headers).
@@ -13,6 +13,8 @@ import Testing
     dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth \(codec == .opus ? 8 : 4) sine 440 pinknoise vol 0.3")
     switch codec {
     case .flac: dir.run("flac -s -f -o x.out x.wav")
+    case .alac: dir.run("ffmpeg -v error -y -i x.wav -c:a alac -movflags +faststart -f mp4 x.out")
+    case .aac: dir.run("ffmpeg -v error -y -i x.wav -c:a aac -movflags +faststart -f mp4 x.out")
     case .mp3: dir.run("lame --quiet -b 192 x.wav x.out")
     case .opus: dir.run("opusenc --quiet x.wav x.out")
     case .vorbis: dir.run("oggenc --quiet -o x.out x.wav")

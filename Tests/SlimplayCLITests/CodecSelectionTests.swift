@@ -5,8 +5,9 @@ import Testing
 @Suite("-c / -e codecs")
 struct CodecSelectionTests {
   @Test func defaultFormatTokens() throws {
-    #expect(try settings([]).formatTokens == ["ogg", "flc", "ops", "mp3", "aif", "pcm"])
-    #expect(PlayerSettings().formatTokens == ["ogg", "flc", "ops", "mp3", "aif", "pcm"])
+    // squeezelite's order: MP4 and Ogg first, as only they have rules to those formats in LMS.
+    #expect(try settings([]).formatTokens == ["alc", "aac", "ogg", "flc", "ops", "mp3", "aif", "pcm"])
+    #expect(PlayerSettings().formatTokens == ["alc", "aac", "ogg", "flc", "ops", "mp3", "aif", "pcm"])
   }
 
   @Test func includeListSetsOrder() throws {
@@ -24,26 +25,30 @@ struct CodecSelectionTests {
     #expect(Codec(name: "aif") == .pcm)
     #expect(Codec(name: "mpg") == .mp3)
     #expect(Codec(name: "vorbis") == .vorbis)
-    #expect(Codec(name: "aac") == nil)
+    #expect(Codec(name: "aac") == .aac)
+    #expect(Codec(name: "alac") == .alac)
+    #expect(Codec(name: "alc") == .alac)
+    #expect(Codec(name: "wma") == nil)
   }
 
   /// squeezelite's names for codecs not decoded here: a squeezelite line still starts; `-c` leaves
   /// them out (said once in the log), `-e` has nothing to remove.
   @Test func squeezelitesOtherCodecNamesAreLeftOut() throws {
-    let chosen = try settings(["-c", "aac,flac,alac,mp3"])
+    let chosen = try settings(["-c", "wma,flac,dsd,mp3"])
     #expect(chosen.codecs == [.flac, .mp3])
     #expect(chosen.ignoredOptions.count == 2)
-    #expect(chosen.ignoredOptions.allSatisfy { $0.hasPrefix("-c aac") || $0.hasPrefix("-c alac") })
-    #expect(try settings(["-e", "wma,dsd,opus"]).formatTokens == ["ogg", "flc", "mp3", "aif", "pcm"])
-    #expect(try settings(["-e", "aac"]).ignoredOptions.isEmpty)
-    #expect(throws: (any Error).self) { try settings(["-c", "aac"]) }  // nothing left to offer
+    #expect(chosen.ignoredOptions.allSatisfy { $0.hasPrefix("-c wma") || $0.hasPrefix("-c dsd") })
+    #expect(try settings(["-e", "wma,dsd,opus"]).formatTokens == ["alc", "aac", "ogg", "flc", "mp3", "aif", "pcm"])
+    #expect(try settings(["-e", "wma"]).ignoredOptions.isEmpty)
+    #expect(throws: (any Error).self) { try settings(["-c", "wma"]) }  // nothing left to offer
+    #expect(try settings(["-c", "aac,flac,alac"]).codecs == [.aac, .flac, .alac])
   }
 
   @Test func excludeRemovesTokens() throws {
     let s = try settings(["-e", "opus"])
-    #expect(s.formatTokens == ["ogg", "flc", "mp3", "aif", "pcm"])
+    #expect(s.formatTokens == ["alc", "aac", "ogg", "flc", "mp3", "aif", "pcm"])
     #expect(!s.formatTokens.contains("ops"))
-    #expect(try settings(["-e", "opus,pcm,ogg"]).formatTokens == ["flc", "mp3"])
+    #expect(try settings(["-e", "opus,pcm,ogg,aac,alac"]).formatTokens == ["flc", "mp3"])
   }
 
   @Test func includeThenExclude() throws {
@@ -58,6 +63,6 @@ struct CodecSelectionTests {
 
   @Test func excludingEverythingThrows() {
     #expect(throws: (any Error).self) { try settings(["-c", "flac", "-e", "flac"]) }
-    #expect(throws: OptionError.self) { try Codec.selection(include: nil, exclude: "flac,opus,ogg,mp3,pcm") }
+    #expect(throws: OptionError.self) { try Codec.selection(include: nil, exclude: "alac,aac,flac,opus,ogg,mp3,pcm") }
   }
 }

@@ -71,6 +71,13 @@ ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
     # oggenc keeps each track's exact length (the granule positions trim the edges): gapless.
     "Ogg Vorbis": ("ogg", [TrackSpec(s, f, r) for s, f, r in zip(
         (20, 8.5, 6.25, 9), ("310", "410", "510", "610"), (44100, 44100, 48000, 44100))]),
+    # ffmpeg's AAC in MP4 (index first): the edit list skips the encoder's priming, the sample
+    # table's last duration ends the audio where the source did: gapless.
+    "AAC": ("aac", [TrackSpec(s, f, r) for s, f, r in zip(
+        (16, 7.5, 9.3, 8), ("315", "415", "515", "615"), (44100, 44100, 48000, 44100))]),
+    # ffmpeg's Apple Lossless in MP4: 16-bit 44.1 kHz, 24-bit 96 kHz, 16-bit 48 kHz.
+    "ALAC": ("alac", [TrackSpec(s, f, r, b) for s, f, r, b in zip(
+        (16, 9, 7.7, 8), ("325", "425", "525", "625"), (44100, 96000, 48000, 44100), (16, 24, 16, 16))]),
     # Long enough to outlast a 90 s partition or two minutes of a flapping link.
     "Long FLAC": ("flac", [TrackSpec(35, f) for f in ("240", "360", "480", "600")]),
     # A damaged file between two intact ones.
@@ -140,7 +147,7 @@ class Track:
     title: str
     path: Path  # the file LMS scans
     master: Path  # the WAV it was encoded from (outside the music folder)
-    kind: str  # "flac", "mp3-cbr", "mp3-vbr", "ogg"
+    kind: str  # "flac", "mp3-cbr", "mp3-vbr", "ogg", "aac", "alac"
     rate: int
     bits: int
     seconds: float
@@ -152,8 +159,11 @@ class Track:
         return "file://" + urllib.parse.quote(str(self.path), safe="/!*'()")
 
     def reference(self) -> bytes:
-        """What a bit-exact player outputs: `flac -d` raw (the file's own width, little-endian), `mpg123 -s`
-        or `oggdec -R` (16-bit little-endian)."""
+        """What a bit-exact player outputs: `flac -d` raw (the file's own width, little-endian), `mpg123 -s`,
+        `oggdec -R` (16-bit little-endian), the source itself for Apple Lossless, and for AAC `faad`'s
+        16-bit decode trimmed as the file says: faad (libfaad) drops its first frame (1024 frames) itself,
+        the rest of the encoder's priming (the first packet's time, from ffprobe) is dropped here, and
+        the rest is as long as the source."""
         target = self.master.with_suffix(".ref.raw")
         if not target.exists():
             partial = target.with_suffix(".partial")
@@ -162,6 +172,19 @@ class Track:
                      "-o", str(partial), str(self.path))
             elif self.kind == "ogg":
                 _run("oggdec", "--quiet", "-R", "-o", str(partial), str(self.path))
+            elif self.kind == "alac":
+                _run("sox", str(self.master), "-t", "raw", str(partial))
+            elif self.kind == "aac":
+                _run("faad", "-q", "-f", "2", "-o", str(partial), str(self.path))
+                priming = -int(subprocess.run(
+                    ["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "packet=pts", "-of",
+                     "default=nw=1:nk=1", str(self.path)], check=True, capture_output=True, text=True).stdout.split()[0])
+                frames = int(subprocess.run(["soxi", "-s", str(self.master)], check=True, capture_output=True,
+                                            text=True).stdout)
+                start = (priming - 1024) * 4
+                decoded = partial.read_bytes()
+                assert start >= 0 and len(decoded) >= start + frames * 4, (self.path, priming, len(decoded))
+                partial.write_bytes(decoded[start:start + frames * 4])
             else:
                 with open(partial, "wb") as out:
                     subprocess.run(["mpg123", "-q", "-s", str(self.path)], check=True, stdout=out)
@@ -178,7 +201,7 @@ class MusicLibrary:
         self.ref = root / "ref"
         self.albums: dict[str, list[Track]] = {}
         for album, (kind, specs) in ALBUMS.items():
-            ext = {"flac": "flac", "ogg": "ogg"}.get(kind, "mp3")
+            ext = {"flac": "flac", "ogg": "ogg", "aac": "m4a", "alac": "m4a"}.get(kind, "mp3")
             slug = album.replace(" ", "_")
             self.albums[album] = [
                 Track(album, n, title := f"{album} Track {n} ({spec.freq} Hz)",
@@ -220,6 +243,13 @@ class MusicLibrary:
             _run("flac", "-s", "-f", "-o", str(partial), str(track.master))
             _run("metaflac", f"--set-tag=ARTIST={ARTIST}", f"--set-tag=ALBUM={track.album}",
                  f"--set-tag=TITLE={track.title}", f"--set-tag=TRACKNUMBER={track.number}", str(partial))
+        elif track.kind in ("aac", "alac"):
+            codec = ["-c:a", "aac", "-b:a", "192k"] if track.kind == "aac" else ["-c:a", "alac"]
+            if track.bits == 24:
+                codec += ["-sample_fmt", "s32p"]
+            _run("ffmpeg", "-v", "error", "-y", "-i", str(track.master), *codec, "-movflags", "+faststart",
+                 "-metadata", f"title={track.title}", "-metadata", f"artist={ARTIST}", "-metadata",
+                 f"album={track.album}", "-metadata", f"track={track.number}", "-f", "mp4", str(partial))
         elif track.kind == "ogg":
             _run("oggenc", "--quiet", "-t", track.title, "-a", ARTIST, "-l", track.album, "-N", str(track.number),
                  "-o", str(partial), str(track.master))

@@ -134,14 +134,15 @@ def test_pause_and_resume_from_lms_lose_and_repeat_no_sample(real_lms, start_pla
     assert_exact_but_for_fades(got, reference, [paused_at], BYTES_PER_SECOND)
 
 
-@pytest.mark.parametrize("album", ["MP3 VBR", "Mixed rates", "Ogg Vorbis"])
+@pytest.mark.parametrize("album", ["MP3 VBR", "Mixed rates", "Ogg Vorbis", "AAC", "ALAC"])
 def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player, tmp_path, album):
     """Uninterrupted, through LMS: the whole album equals the reference decode of the whole album
     (lame's VBR with its encoder delay and padding trimmed; 44.1, 96 and 48 kHz FLAC in a row; Ogg
-    Vorbis from oggenc at 44.1 and 48 kHz, streamed by LMS as it is and decoded here, against oggdec)."""
+    Vorbis from oggenc at 44.1 and 48 kHz, streamed by LMS as it is and decoded here, against oggdec; AAC and
+    Apple Lossless in MP4 from ffmpeg, sent as they are, against faad and the source)."""
     from test_real_lms_offline import Queue
 
-    queue = Queue(real_lms.library.tracks(album), wide=album in ("Mixed rates", "Ogg Vorbis"))
+    queue = Queue(real_lms.library.tracks(album), wide=album in ("Mixed rates", "Ogg Vorbis", "AAC", "ALAC"))
     player = start_player(
         "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", queue.sample_format, "-n", "realtest",
         "--cache-dir", str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "stream=info",
@@ -156,7 +157,7 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
     time.sleep(1.0)
     assert_whole(capture.bytes(), reference, player, album)
     # Each track decoded here with the codec of its file: LMS sent it as it is.
-    codec = {"MP3 VBR": "mp3", "Mixed rates": "flac", "Ogg Vorbis": "vorbis"}[album]
+    codec = {"MP3 VBR": "mp3", "Mixed rates": "flac", "Ogg Vorbis": "vorbis", "AAC": "aac", "ALAC": "alac"}[album]
     assert player.log().count(f": {codec} 16-bit") + player.log().count(f": {codec} 24-bit") == len(queue.tracks), \
         player.log()
 

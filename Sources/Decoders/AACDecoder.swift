@@ -1,0 +1,240 @@
+import AudioBuffers
+import CFAAD
+
+/// AAC (LC, HE-AAC with SBR and PS) through libfaad: in MP4 (`.m4a` as LMS sends it, through
+/// `MP4Demuxer`) or as an ADTS stream (`.aac` files, radio).
+///
+/// Output: 16-bit (libfaad's `FAAD_FMT_16BIT`, as the `faad` tool writes it), the rate libfaad
+/// reports (twice the core rate with SBR); more than two channels are downmixed by libfaad.
+/// libfaad returns nothing for the first frame it decodes (the MDCT overlap's warm-up), so its
+/// output starts one frame later than the stream's samples: the MP4 trim (`MP4Trim`, from
+/// `iTunSMPB` or the edit list) is applied on that timeline, counting the silent first frame.
+public final class AACDecoder: AudioDecoder {
+  public let minimumFreeFrames = 2048
+  public private(set) var format: AudioFormat?
+
+  /// The most one frame yields: 2048 frames (SBR) of 8 channels, 16-bit.
+  static let outputSamples = 2048 * 8
+  /// ADTS: libfaad wants at least 768 bytes a channel in front of it (FAAD_MIN_STREAMSIZE).
+  static let adtsWindow = 768 * 8 * 2
+
+  private enum Stage { case sniff, mp4, adtsOpen, adts, ended }
+
+  private var stage = Stage.sniff
+  private let handle: NeAACDecHandle
+  private let pcm = UnsafeMutablePointer<Int16>.allocate(capacity: AACDecoder.outputSamples)
+  private let stash = FrameStash(capacityFrames: 2048)
+  private let demuxer = MP4Demuxer()
+  /// ADTS bytes not yet decoded, at the front of a linear window (libfaad needs a whole frame).
+  private let window = UnsafeMutableRawBufferPointer.allocate(byteCount: AACDecoder.adtsWindow, alignment: 16)
+  private var windowCount = 0
+  private var trim = OutputTrim()
+  private var errors = 0
+  private var damaged = StreamDamage()
+
+  public var damage: StreamDamage {
+    guard let truncation = demuxer.truncation else { return damaged }
+    return StreamDamage(stretches: damaged.stretches + 1, last: truncation)
+  }
+
+  public init() throws(DecodeError) {
+    guard let handle = NeAACDecOpen() else { throw .library("libfaad: NeAACDecOpen failed") }
+    self.handle = handle
+    let config = NeAACDecGetCurrentConfiguration(handle)!
+    config.pointee.outputFormat = UInt8(FAAD_FMT_16BIT)
+    config.pointee.downMatrix = 1
+    _ = NeAACDecSetConfiguration(handle, config)
+  }
+
+  deinit {
+    NeAACDecClose(handle)
+    pcm.deallocate()
+    window.deallocate()
+  }
+
+  public func decode(from input: StreamInput, to output: FrameOutput) throws(DecodeError) -> DecodeProgress {
+    guard stash.drain(to: output) else { return .decoded }
+    switch stage {
+    case .ended:
+      return .finished
+    case .sniff:
+      return try sniff(input)
+    case .mp4:
+      return try nextSample(input, output)
+    case .adtsOpen:
+      return try openADTS(input)
+    case .adts:
+      return try nextADTSFrame(input, output)
+    }
+  }
+
+  /// MP4 (a box type at bytes 4–7) or ADTS (the 12-bit sync word, maybe behind an ID3v2 tag).
+  private func sniff(_ input: StreamInput) throws(DecodeError) -> DecodeProgress {
+    let ended = input.hasEnded
+    guard input.ring.fill >= 8 else {
+      if ended { throw .unsupportedStream("stream too short for AAC") }
+      return .needsInput
+    }
+    var head = (UInt64(0))
+    let first = withUnsafeMutableBytes(of: &head) { bytes in
+      var copied = 0
+      for byte in input.ring.readableRegion().prefix(8) {
+        bytes[copied] = byte
+        copied += 1
+      }
+      if copied < 8 {
+        for byte in input.ring.readableRegion(afterSkipping: copied).prefix(8 - copied) {
+          bytes[copied] = byte
+          copied += 1
+        }
+      }
+      return Array(bytes)
+    }
+    if first[0] == 0xFF && first[1] & 0xF6 == 0xF0 || (first[0] == 0x49 && first[1] == 0x44 && first[2] == 0x33) {
+      stage = .adtsOpen
+    } else {
+      stage = .mp4  // the demuxer rejects anything that does not begin with a box
+    }
+    return .decoded
+  }
+
+  // MARK: MP4
+
+  private func nextSample(_ input: StreamInput, _ output: FrameOutput) throws(DecodeError) -> DecodeProgress {
+    switch try demuxer.next(from: input) {
+    case .needsInput:
+      return .needsInput
+    case .end:
+      stage = .ended
+      return stash.isEmpty ? .finished : .decoded
+    case .track(let track):
+      guard case .aac(var config) = track.codec else {
+        throw .unsupportedStream("MP4 track is Apple Lossless, not AAC")
+      }
+      var rate: UInt = 0
+      var channels: UInt8 = 0
+      let result = NeAACDecInit2(handle, &config, UInt(config.count), &rate, &channels)
+      guard result >= 0 else {
+        throw .unsupportedStream("libfaad cannot decode this AudioSpecificConfig (\(config.count) bytes)")
+      }
+      trim = OutputTrim(mp4: track.trim, timescale: track.mediaTimescale, outputRate: Int(rate))
+      format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), bitsPerSample: 16)
+      return .decoded
+    case .sample(let bytes):
+      decodeFrame(UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count, output)
+      return .decoded
+    }
+  }
+
+  /// Decodes one frame and hands over the part of it the trim keeps; returns the bytes libfaad
+  /// consumed (0 on an error).
+  @discardableResult
+  private func decodeFrame(_ bytes: UnsafeMutableRawPointer, _ count: Int, _ output: FrameOutput) -> Int {
+    var info = NeAACDecFrameInfo()
+    var destination: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(pcm)
+    _ = NeAACDecDecode2(
+      handle, &info, bytes.assumingMemoryBound(to: UInt8.self), UInt(count), &destination,
+      UInt(Self.outputSamples * 2))
+    if info.error != 0 {
+      // A damaged frame is skipped (what it should have played is lost); libfaad resets itself.
+      errors += 1
+      if errors == 1 {
+        damaged.stretches += 1
+        damaged.last = String(cString: NeAACDecGetErrorMessage(info.error))
+      }
+      return Int(info.bytesconsumed)
+    }
+    errors = 0
+    let channels = Int(info.channels)
+    guard channels > 0 else { return Int(info.bytesconsumed) }
+    let frames = Int(info.samples) / channels
+    let current = AudioFormat(sampleRate: Int(info.samplerate), channels: channels, bitsPerSample: 16)
+    if format != current { format = current }
+    let kept = trim.keep(frames: frames)
+    if kept.count > 0 {
+      stash.emit(
+        interleaved: pcm + kept.first * channels, frames: kept.count, channels: channels, format: current, to: output)
+    }
+    return Int(info.bytesconsumed)
+  }
+
+  // MARK: ADTS
+
+  /// Fills the window from the ring; true when it holds enough for a frame (or all there is).
+  private func refill(_ input: StreamInput) -> Bool {
+    let ended = input.hasEnded
+    windowCount += input.read(into: UnsafeMutableRawBufferPointer(rebasing: window[windowCount...]))
+    return windowCount == window.count || (ended && input.ring.fill == 0)
+  }
+
+  private func consume(_ count: Int) {
+    let n = min(count, windowCount)
+    if n > 0 && n < windowCount {
+      window.baseAddress!.copyMemory(from: window.baseAddress! + n, byteCount: windowCount - n)  // memmove
+    }
+    windowCount -= n
+  }
+
+  private func openADTS(_ input: StreamInput) throws(DecodeError) -> DecodeProgress {
+    guard refill(input) else { return .needsInput }
+    var rate: UInt = 0
+    var channels: UInt8 = 0
+    let skipped = NeAACDecInit(
+      handle, window.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt(windowCount), &rate, &channels)
+    guard skipped >= 0 else { throw .unsupportedStream("libfaad found no AAC (ADTS) stream") }
+    consume(Int(skipped))
+    format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), bitsPerSample: 16)
+    stage = .adts
+    return .decoded
+  }
+
+  private func nextADTSFrame(_ input: StreamInput, _ output: FrameOutput) throws(DecodeError) -> DecodeProgress {
+    let complete = refill(input)
+    guard complete || windowCount >= Self.adtsWindow / 2 else { return .needsInput }
+    guard windowCount > 0 else {
+      stage = .ended
+      return stash.isEmpty ? .finished : .decoded
+    }
+    let consumed = decodeFrame(window.baseAddress!, windowCount, output)
+    if consumed == 0 {
+      // Nothing decodable here: drop a byte and look for the next sync word.
+      if errors > 4096 { throw .corrupt("AAC: no decodable frame in 4 KiB of ADTS data") }
+      consume(1)
+    } else {
+      consume(consumed)
+    }
+    return .decoded
+  }
+}
+
+/// Which decoded frames of an MP4 track are played: the trim, moved to libfaad's timeline in
+/// output frames. libfaad's first frame yields nothing; its length is learnt from the next one.
+struct OutputTrim {
+  private var leading = 0
+  private var end = Int.max
+  /// Position of the next decoded frame on the track's timeline (output frames).
+  private var position = 0
+  private var silentFrames = 0
+
+  init() {}
+
+  init(mp4 trim: MP4Trim, timescale: Int, outputRate: Int) {
+    leading = trim.leading * outputRate / timescale
+    if let length = trim.length { end = leading + length * outputRate / timescale }
+  }
+
+  /// The part of the next `frames` decoded frames that is played: `first` frames in, `count` long.
+  mutating func keep(frames: Int) -> (first: Int, count: Int) {
+    if frames == 0 {
+      silentFrames += 1
+      return (0, 0)
+    }
+    position += silentFrames * frames  // the warm-up frames, as long as this one
+    silentFrames = 0
+    let start = max(position, leading)
+    let stop = min(position + frames, end)
+    defer { position += frames }
+    guard stop > start else { return (0, 0) }
+    return (start - position, stop - start)
+  }
+}

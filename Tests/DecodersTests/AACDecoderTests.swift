@@ -1,0 +1,69 @@
+import AudioBuffers
+import Decoders
+import Testing
+
+/// AAC made by Debian's ffmpeg, checked against Debian's faad (the same libfaad, 16-bit raw). In MP4
+/// the encoder's priming and padding are trimmed: the decode is exactly as long as the source.
+@Suite struct AACDecoderTests {
+  /// The MP4's first packet's time (negative: the encoder's priming, which the edit list skips),
+  /// from ffprobe.
+  private func priming(_ dir: TempDir, _ file: String) -> Int {
+    dir.run(
+      "ffprobe -v error -select_streams a -show_entries packet=pts -of default=nw=1:nk=1 \(file) | head -1 > pts.txt")
+    let text = String(decoding: dir.read("pts.txt"), as: UTF8.self)
+    return -(text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 0)
+  }
+
+  @Test(arguments: [UInt64(1), 2])
+  func mp4IsFaadTrimmedToTheSourceLength(seed: UInt64) throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.3")
+    dir.run("ffmpeg -v error -y -i x.wav -c:a aac -b:a 160k -movflags +faststart x.m4a")
+    dir.run("faad -q -f 2 -o ref.raw x.m4a")
+    let source = signedSamples(wavData(dir.read("x.wav")), bytes: 2)
+    let faad = signedSamples(dir.read("ref.raw"), bytes: 2)
+    // faad (libfaad) drops its first frame (1024 frames) itself: the rest of the priming, then
+    // the source's length.
+    let skip = 2 * (priming(dir, "x.m4a") - 1024)
+    #expect(skip >= 0)
+    let expected = Array(faad[skip..<(skip + source.count)])
+    let decoder = try AACDecoder()
+    let run = try decodeAll(decoder, dir.read("x.m4a"), seed: seed, maxChunk: 3000)
+    #expect(run.finished)
+    expectBitExact(run.samples, expected, channels: 2, shift: 16)
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)])
+  }
+
+  /// Mono: libfaad (and so faad) gives two equal channels (it decodes mono as possible
+  /// Parametric Stereo); both play.
+  @Test func monoAt48kHz() throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 48000 -c 1 -b 16 x.wav synth 2.2 sine 100-8000 vol 0.5")
+    dir.run("ffmpeg -v error -y -i x.wav -c:a aac -movflags +faststart x.m4a")
+    dir.run("faad -q -f 2 -o ref.raw x.m4a")
+    let sourceFrames = wavData(dir.read("x.wav")).count / 2
+    let faad = signedSamples(dir.read("ref.raw"), bytes: 2)
+    let skip = 2 * (priming(dir, "x.m4a") - 1024)
+    let expected = Array(faad[skip..<(skip + 2 * sourceFrames)])
+    #expect(stride(from: 0, to: expected.count, by: 2).allSatisfy { expected[$0] == expected[$0 + 1] })
+    let run = try decodeAll(try AACDecoder(), dir.read("x.m4a"), seed: 8)
+    expectBitExact(run.samples, expected, channels: 2, shift: 16)
+    #expect(run.boundaries.first?.format.sampleRate == 48000)
+  }
+
+  /// ADTS (a `.aac` file, AAC radio): no container, no trim — everything faad decodes.
+  @Test(arguments: [UInt64(1), 2])
+  func adtsStreamEqualsFaad(seed: UInt64) throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth 2.5 sine 440 pinknoise vol 0.3")
+    dir.run("ffmpeg -v error -y -i x.wav -c:a aac -f adts x.aac")
+    dir.run("faad -q -f 2 -o ref.raw x.aac")
+    let run = try decodeAll(try AACDecoder(), dir.read("x.aac"), seed: seed, maxChunk: 700)
+    #expect(run.finished)
+    expectBitExact(run.samples, signedSamples(dir.read("ref.raw"), bytes: 2), channels: 2, shift: 16)
+  }
+
+  @Test func notAACIsRejected() throws {
+    #expect(throws: DecodeError.self) { try decodeAll(try AACDecoder(), Array(repeating: 0x41, count: 5000)) }
+  }
+}

@@ -90,6 +90,23 @@ public final class FrameOutput: @unchecked Sendable {
     committedInTrack.store(committedFrames, ordering: .releasing)
   }
 
+  /// Decoder thread: frames of the current track still to be dropped before any is shown (a start
+  /// mid-track, or a source switch). A decoder that can seek in its source may pass over some of
+  /// them without producing them, and says so with `passedOver(frames:)`.
+  public var framesToDrop: Int { skipRemaining }
+
+  /// Decoder thread: whether `framesToDrop` were already played from another source (a cached
+  /// copy continuing the track), rather than a start mid-track.
+  public var dropContinuesTrack: Bool { !skipAdvancesPosition }
+
+  /// Decoder thread: the decoder passed over `frames` of `framesToDrop` in its source (they will not
+  /// be committed); they count as dropped.
+  public func passedOver(frames: Int) {
+    let n = min(max(0, frames), skipRemaining)
+    skipRemaining -= n
+    if skipAdvancesPosition { committedInTrack.add(n, ordering: .releasing) }
+  }
+
   /// The track the decoder last began (decoder thread writes; read after its events).
   public var currentTrackID: Int { trackID }
 

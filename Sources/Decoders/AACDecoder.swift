@@ -15,6 +15,8 @@ public final class AACDecoder: AudioDecoder {
 
   /// The most one frame yields: 2048 frames (SBR) of 8 channels, 16-bit.
   static let outputSamples = 2048 * 8
+  /// Packets decoded before a start mid-track, only for the state they leave.
+  static let seekPreroll = 2
   /// ADTS: libfaad wants at least 768 bytes a channel in front of it (FAAD_MIN_STREAMSIZE).
   static let adtsWindow = 768 * 8 * 2
 
@@ -118,6 +120,16 @@ public final class AACDecoder: AudioDecoder {
         throw .unsupportedStream("libfaad cannot decode this AudioSpecificConfig (\(config.count) bytes)")
       }
       trim = OutputTrim(mp4: track.trim, timescale: track.mediaTimescale, outputRate: Int(rate))
+      if output.framesToDrop > 0 && !output.dropContinuesTrack {
+        // A start mid-track: decoding begins `preroll` packets early, whose output only primes
+        // the overlap of the transform (and libfaad yields nothing for the first one). Not for a
+        // source switch (a cached copy continuing the track): libfaad's noise generator (PNS) has
+        // a state that only a decode from the start reproduces, and the continuation must equal
+        // what the first source would have played, so it decodes from the start and drops.
+        let seek = trim.seek(in: track.samples, dropping: output.framesToDrop, preroll: Self.seekPreroll)
+        try demuxer.skipSamples(seek.firstSample)
+        output.passedOver(frames: seek.passedOver)
+      }
       format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), bitsPerSample: 16)
       return .decoded
     case .sample(let bytes):
@@ -204,37 +216,5 @@ public final class AACDecoder: AudioDecoder {
       consume(consumed)
     }
     return .decoded
-  }
-}
-
-/// Which decoded frames of an MP4 track are played: the trim, moved to libfaad's timeline in
-/// output frames. libfaad's first frame yields nothing; its length is learnt from the next one.
-struct OutputTrim {
-  private var leading = 0
-  private var end = Int.max
-  /// Position of the next decoded frame on the track's timeline (output frames).
-  private var position = 0
-  private var silentFrames = 0
-
-  init() {}
-
-  init(mp4 trim: MP4Trim, timescale: Int, outputRate: Int) {
-    leading = trim.leading * outputRate / timescale
-    if let length = trim.length { end = leading + length * outputRate / timescale }
-  }
-
-  /// The part of the next `frames` decoded frames that is played: `first` frames in, `count` long.
-  mutating func keep(frames: Int) -> (first: Int, count: Int) {
-    if frames == 0 {
-      silentFrames += 1
-      return (0, 0)
-    }
-    position += silentFrames * frames  // the warm-up frames, as long as this one
-    silentFrames = 0
-    let start = max(position, leading)
-    let stop = min(position + frames, end)
-    defer { position += frames }
-    guard stop > start else { return (0, 0) }
-    return (start - position, stop - start)
   }
 }

@@ -40,6 +40,12 @@ public final class ALACDecoder: AudioDecoder {
       frameDecoder = ALACFrameDecoder(config: config)
       stash = FrameStash(capacityFrames: config.frameLength)
       trim = OutputTrim(mp4: track.trim, timescale: track.mediaTimescale, outputRate: config.sampleRate)
+      if output.framesToDrop > 0 {
+        // A start mid-track: packets are independent, decoding begins at the one that holds it.
+        let seek = trim.seek(in: track.samples, dropping: output.framesToDrop, preroll: 0)
+        try demuxer.skipSamples(seek.firstSample)
+        output.passedOver(frames: seek.passedOver)
+      }
       (left, right) = config.channels == 1 ? (0, 0) : config.channels == 2 ? (0, 1) : (1, 2)
       format = AudioFormat(sampleRate: config.sampleRate, channels: config.channels, bitsPerSample: config.bitDepth)
       return .decoded

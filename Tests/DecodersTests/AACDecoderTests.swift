@@ -1,5 +1,6 @@
 import AudioBuffers
 import Decoders
+import TestSupport
 import Testing
 
 /// AAC made by Debian's ffmpeg, checked against Debian's faad (the same libfaad, 16-bit raw). In MP4
@@ -49,6 +50,23 @@ import Testing
     let run = try decodeAll(try AACDecoder(), dir.read("x.m4a"), seed: 8)
     expectBitExact(run.samples, expected, channels: 2, shift: 16)
     #expect(run.boundaries.first?.format.sampleRate == 48000)
+  }
+
+  /// A start mid-track (a seek in a cached copy): decoding begins two packets early (the
+  /// transform's overlap), then plays from the exact frame, as long as the rest of the track and
+  /// equal to the decode from the start, when the encoder substituted no noise (PNS off: with it,
+  /// libfaad's noise generator would be in another state than after a decode from the start, and
+  /// the substituted bands would hold other noise).
+  @Test(arguments: [1, 1023, 1024, 50_000, 140_000])
+  func aStartMidTrackBeginsAtItsFrame(startFrame: Int) throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.3")
+    dir.run("ffmpeg -v error -y -i x.wav -c:a aac -aac_pns 0 -b:a 160k -movflags +faststart x.m4a")
+    let m4a = dir.read("x.m4a")
+    let whole = try decodeAll(try AACDecoder(), m4a, seed: 10, maxChunk: 3000)
+    let run = try decodeAll(try AACDecoder(), m4a, seed: 10, maxChunk: 3000, startFrame: startFrame)
+    #expect(run.finished)
+    #expect(firstDifference(run.samples, Array(whole.samples[(2 * startFrame)...])) == nil)
   }
 
   /// ADTS (a `.aac` file, AAC radio): no container, no trim — everything faad decodes.

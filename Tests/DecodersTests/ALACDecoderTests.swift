@@ -79,6 +79,30 @@ import Testing
     expectBitExact(run.samples, signedSamples(dir.read("front.raw"), bytes: 2), channels: 2, shift: 16)
   }
 
+  /// A start mid-track (a seek in a cached copy): decoding begins at the packet that holds the
+  /// start, exactly there, without decoding the packets before.
+  @Test(arguments: [1, 4095, 4096, 100_000, 145_529])
+  func aStartMidTrackBeginsAtItsFrame(startFrame: Int) throws {
+    let dir = TempDir()
+    let (m4a, source) = media(dir, sox: "-r 44100 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.4", bytes: 2)
+    let run = try decodeAll(ALACDecoder(), m4a, seed: 9, maxChunk: 4000, startFrame: startFrame)
+    #expect(run.finished)
+    expectBitExact(run.samples, Array(source[(2 * startFrame)...]), channels: 2, shift: 16)
+  }
+
+  /// The packets before a start mid-track are passed over, not decoded: noise in their place
+  /// changes nothing.
+  @Test func packetsBeforeAStartMidTrackAreNotDecoded() throws {
+    let dir = TempDir()
+    var (m4a, source) = media(dir, sox: "-r 44100 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.4", bytes: 2)
+    let audio = m4a.count - (m4a.count - 16) / 2  // the middle of the file: within the audio, index first
+    for i in (audio - 60_000)..<audio { m4a[i] = UInt8(truncatingIfNeeded: i &* 2_654_435_761 >> 7) }
+    #expect(throws: DecodeError.self) { try decodeAll(ALACDecoder(), m4a, seed: 11) }
+    let start = 120_000
+    let run = try decodeAll(ALACDecoder(), m4a, seed: 11, startFrame: start)
+    expectBitExact(run.samples, Array(source[(2 * start)...]), channels: 2, shift: 16)
+  }
+
   /// The index after the audio (ffmpeg's default layout): cannot be streamed, said so at once.
   @Test func indexAfterTheAudioIsRejected() throws {
     let dir = TempDir()

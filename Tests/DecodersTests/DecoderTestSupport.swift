@@ -115,11 +115,12 @@ struct DecodeRun {
 /// Errors from the decoder propagate; a decoder that stops making progress records an issue.
 func decodeAll(
   _ decoder: any AudioDecoder, _ bytes: [UInt8], seed: UInt64 = 1, streamCapacity: Int = 128 << 10,
-  outputFrames: Int = 16384, maxChunk: Int = 24 << 10, sourceLocation: SourceLocation = #_sourceLocation
+  outputFrames: Int = 16384, maxChunk: Int = 24 << 10, startFrame: Int = 0,
+  sourceLocation: SourceLocation = #_sourceLocation
 ) throws(DecodeError) -> DecodeRun {
   let input = StreamInput(capacity: streamCapacity)
   let output = FrameOutput(capacityFrames: outputFrames)
-  output.beginTrack(id: 7)
+  output.beginTrack(id: 7, startFrame: startFrame)
   var rng = SplitMix(seed)
   var fed = 0
   var run = DecodeRun()

@@ -124,6 +124,13 @@ final class MP4Demuxer {
   }
 
   /// The stream ended (`ended`, sampled before the last read) and every byte has been read.
+  /// Passes over the next `count` samples without reading them (their bytes are skipped as they
+  /// come). Only between samples.
+  func skipSamples(_ count: Int) throws(DecodeError) {
+    guard let track, pending == nil else { return }
+    for _ in 0..<count where try cursor.next(in: track.samples) != nil {}
+  }
+
   private func exhausted(_ ended: Bool, _ input: StreamInput) -> Bool { ended && input.ring.fill == 0 }
 
   private func endEarly(_ what: String) -> Next {

@@ -16,8 +16,41 @@ struct MP4SampleTable {
   var runs: [ChunkRun]
   var totalDuration: Int
   var largestSample: Int
+  /// `stts`: runs of samples of one duration.
+  var durations: [(count: Int, delta: Int)] = []
 
   func size(of sample: Int) -> Int { constantSize > 0 ? constantSize : Int(sizes[sample]) }
+
+  /// The sample that plays at `time` (media timescale units) and the time it starts at; past the
+  /// end: the sample count and the total duration.
+  func sample(at time: Int) -> (index: Int, start: Int) {
+    var index = 0
+    var start = 0
+    for run in durations {
+      let count = min(run.count, self.count - index)
+      guard count > 0 else { break }
+      if run.delta > 0 && time < start + count * run.delta {
+        let within = max(0, time - start) / run.delta
+        return (index + within, start + within * run.delta)
+      }
+      index += count
+      start += count * run.delta
+    }
+    return (index, start)
+  }
+
+  /// When sample `index` starts (media timescale units).
+  func start(of index: Int) -> Int {
+    var remaining = index
+    var start = 0
+    for run in durations {
+      let count = min(run.count, remaining)
+      start += count * run.delta
+      remaining -= count
+      if remaining == 0 { break }
+    }
+    return start
+  }
 
   static func parse(_ stbl: [MP4Box]) throws(DecodeError) -> MP4SampleTable {
     var table = MP4SampleTable(
@@ -103,7 +136,9 @@ struct MP4SampleTable {
       let entries = Int(try reader.u32("stts entry count"))
       for _ in 0..<entries {
         let samples = Int(try reader.u32("stts sample count"))
-        table.totalDuration += samples * Int(try reader.u32("stts sample delta"))
+        let delta = Int(try reader.u32("stts sample delta"))
+        table.durations.append((samples, delta))
+        table.totalDuration += samples * delta
       }
     }
     return table

@@ -244,7 +244,9 @@ class MusicLibrary:
             _run("metaflac", f"--set-tag=ARTIST={ARTIST}", f"--set-tag=ALBUM={track.album}",
                  f"--set-tag=TITLE={track.title}", f"--set-tag=TRACKNUMBER={track.number}", str(partial))
         elif track.kind in ("aac", "alac"):
-            codec = ["-c:a", "aac", "-b:a", "192k"] if track.kind == "aac" else ["-c:a", "alac"]
+            # No noise substitution, as in iTunes' encoder: with it a decode that starts mid-track
+            # (after a seek) differs from the whole decode in the substituted bands (other noise).
+            codec = ["-c:a", "aac", "-aac_pns", "0", "-b:a", "192k"] if track.kind == "aac" else ["-c:a", "alac"]
             if track.bits == 24:
                 codec += ["-sample_fmt", "s32p"]
             _run("ffmpeg", "-v", "error", "-y", "-i", str(track.master), *codec, "-movflags", "+faststart",

@@ -162,6 +162,54 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
         player.log()
 
 
+@pytest.mark.parametrize("album", ["AAC", "ALAC"])
+def test_a_seek_in_lms_inside_an_mp4_track_plays_on_from_the_sample_lms_chose(real_lms, start_player, tmp_path, album):
+    """LMS seeks in an MP4 file itself: it sends a rewritten index (the sample table from the sample at
+    the time asked) and the audio from there. What plays before the seek is the reference to the last
+    frame before it; what plays after is the reference from one place on to the end of the album, with
+    0 frames missing and 0 repeated; that place is within one packet (4096 frames for ALAC, 1024 for
+    AAC, plus the one libfaad withholds) of the time asked."""
+    from test_real_lms_offline import Queue
+
+    queue = Queue(real_lms.library.tracks(album)[:2], wide=True)
+    player = start_player(
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "32", "-n", "realtest", "--cache-dir",
+        str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "stream=info", capture=True)
+    capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
+    real_lms.wait_player(MAC, timeout=20)
+    real_lms.set_volume(MAC, 100)
+    real_lms.load_tracks(MAC, queue.tracks)
+    real_lms.play(MAC, 0)
+    capture.wait_for_length(3 * queue.rates[0], timeout=20)
+    target = 9.0
+    real_lms.rpc(MAC, ["time", target])
+    reference = queue.reference
+    rate = queue.rates[0]  # bytes a second of the first track (8 bytes a frame)
+    remaining = len(reference) - int(target * rate)
+    deadline = time.monotonic() + queue.seconds_for(len(reference)) + 30
+    while time.monotonic() < deadline and player.alive:
+        got = capture.bytes()
+        cut = first_difference(got, reference)
+        if cut is not None and len(got) - cut >= remaining - 8 * 8192:
+            break
+        time.sleep(0.5)
+    time.sleep(2.0)
+    got = capture.bytes()
+    cut = first_difference(got, reference)
+    assert cut is not None, "the seek did not show in the output"
+    cut -= cut % 8  # the first frame that differs
+    after = got[cut:]
+    found = reference.find(after[:4096], int((target - 1) * rate))
+    print(f"{album}: seek to {target} s at {cut / rate:.3f} s heard; plays on from {found / rate:.4f} s "
+          f"({(found / rate - target) * 1000:+.1f} ms), {len(after)} bytes after it")
+    assert found >= 0, "what plays after the seek is not in the reference"
+    packet = (4096 if album == "ALAC" else 2048) * 8
+    assert int(target * rate) - packet <= found <= int(target * rate) + packet
+    # 0 missing, 0 repeated: from there the reference plays to the end of the album, whole.
+    assert after == reference[found:], f"{len(after)} bytes against {len(reference) - found}; " \
+        f"first difference at {first_difference(after, reference[found:])}"
+
+
 def test_the_control_api_works_with_offline_mode_off(real_lms, start_player, tmp_path):
     """`--no-offline --control`: the API still answers, with LMS's queue and the heard position, and its
     commands reach LMS; nothing is cached."""

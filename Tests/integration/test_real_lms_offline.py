@@ -577,17 +577,21 @@ def test_partition_longer_than_lms_forgets_a_player(real_lms, start_player, tmp_
 
 
 @pytest.mark.timeout(300)
-def test_a_partition_inside_an_ogg_vorbis_track_continues_from_its_cached_copy(real_lms, start_player, tmp_path):
-    """Ogg Vorbis, decoded here: the network cut for 15 s 2 s into the first track, its stream still in
-    flight (64 KB of stream buffer, 1.5 s of output): the cached copy is decoded from its start and
-    takes over at the exact next frame; the whole album equals oggdec's, LMS resynced."""
-    queue = Queue(real_lms.library.tracks("Ogg Vorbis"), wide=True)
+@pytest.mark.parametrize("album", ["Ogg Vorbis", "AAC", "ALAC"])
+def test_a_partition_inside_a_track_decoded_here_continues_from_its_cached_copy(
+    real_lms, start_player, tmp_path, album
+):
+    """Formats LMS sends as they are (Ogg Vorbis, AAC and Apple Lossless in MP4): the network cut for
+    15 s 2 s into the first track, its stream still in flight (64 KB of stream buffer, 1.5 s of
+    output): the cached copy takes over at the exact next frame (0 frames missing, 0 repeated); the
+    whole album equals the reference decode (oggdec, faad, the source), LMS resynced."""
+    queue = Queue(real_lms.library.tracks(album), wide=True)
     player, capture = launch(real_lms, start_player, tmp_path, queue, "-b", "64:512")
     play_until(real_lms, player, capture, queue, tmp_path, seconds=2.0, cached=2)
     with real_lms.partition():
         time.sleep(15)
     resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())
-    print(f"Ogg Vorbis, partition 15 s: LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the "
+    print(f"{album}, partition 15 s: LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the "
           f"reconnect, time off by {resync.time_error * 1000:+.0f} ms")
     assert resync.matched_after <= 2.0
     compare_whole_queue(player, capture, queue, timeout=60 + queue.seconds_for(len(queue.reference)))

@@ -65,15 +65,18 @@ SQUEEZELITE_UPSTREAM_TARBALL="$ROOT/../shared/peers/squeezelite-2.0.0-1577.tar.x
 build_squeezelite_upstream() {
   local folder="$ROOT/.build-squeezelite"
   local binary="$folder/squeezelite-2.0.0-1577/squeezelite"
+  # With faad (AAC), which earlier builds here left out: rebuilt once.
+  if [ -x "$binary" ] && [ ! -f "$folder/with-faad" ]; then rm -rf "$folder/squeezelite-2.0.0-1577"; fi
   if [ ! -x "$binary" ]; then
     [ -f "$SQUEEZELITE_UPSTREAM_TARBALL" ] || { echo "error: $SQUEEZELITE_UPSTREAM_TARBALL is missing" >&2; return 1; }
     ensure_packages make gcc pkg-config libasound2-dev libflac-dev libmad0-dev libmpg123-dev libvorbis-dev \
-      libopusfile-dev libsoxr-dev
+      libopusfile-dev libsoxr-dev libfaad-dev
     log "building squeezelite 2.0.0 (upstream) in $folder"
     mkdir -p "$folder"
     tar -xJf "$SQUEEZELITE_UPSTREAM_TARBALL" -C "$folder"
-    (cd "$folder/squeezelite-2.0.0-1577" && make OPTS="-DNO_FAAD -DOPUS -DRESAMPLE" \
+    (cd "$folder/squeezelite-2.0.0-1577" && make OPTS="-DOPUS -DRESAMPLE" \
       CFLAGS="-Wall -fPIC -O2 $(pkg-config --cflags opusfile)" -j2 >&2)
+    touch "$folder/with-faad"
   fi
   echo "$binary"
 }

@@ -50,8 +50,12 @@ public protocol AudioDecoder: AnyObject {
   func decode(from input: StreamInput, to output: FrameOutput) throws(DecodeError) -> DecodeProgress
   /// What the stream so far had that could not be decoded (none for a decoder that cannot tell).
   var damage: StreamDamage { get }
+  /// What the stream turned out to hold, for a decoder that goes by content rather than by the
+  /// server's word ("Ogg FLAC" in a stream announced as Ogg Vorbis); nil otherwise.
+  var content: String? { get }
 }
 
 extension AudioDecoder {
   public var damage: StreamDamage { StreamDamage() }
+  public var content: String? { nil }
 }

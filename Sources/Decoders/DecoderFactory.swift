@@ -26,13 +26,13 @@ public enum DecoderFactory {
     case .aac:
       return try AACDecoder()
     case .flac:
-      return try FLACDecoder()
+      return FLACStreamDecoder()
     case .mp3:
       return try MP3Decoder()
     case .opus:
       return OpusDecoder()
     case .vorbis:
-      return VorbisDecoder()
+      return OggStreamDecoder(announced: .vorbis)
     case .pcm:
       let p = pcm ?? PCMParameters()
       return try PCMDecoder(

@@ -12,7 +12,8 @@ import Synchronization
 /// What the decoder thread reports about job `job` (delivered through `onEvent`; the engine hops
 /// to its loop, so an event can arrive after its job was cancelled: the number tells).
 enum DecoderEvent: Equatable, Sendable {
-  case formatKnown(job: Int, format: AudioFormat)
+  /// `content`: what the stream turned out to hold, when the decoder went by it.
+  case formatKnown(job: Int, format: AudioFormat, content: String?)
   /// Every byte of the stream was decoded and every frame committed (STMd): `frames` of the track,
   /// and the damage the decoder read past.
   case finished(job: Int, frames: Int, damage: StreamDamage)
@@ -177,7 +178,7 @@ final class DecoderWorker: Sendable {
     if output.ring.totalWritten != before { framesCommitted() }
     if !current.reportedFormat, let format = decoder.format {
       current.reportedFormat = true
-      onEvent(.formatKnown(job: job.number, format: format))
+      onEvent(.formatKnown(job: job.number, format: format, content: decoder.content))
     }
     switch progress {
     case .decoded:

@@ -250,7 +250,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   func handle(_ event: DecoderEvent) {
     let job: Int
     switch event {
-    case .formatKnown(let number, _), .finished(let number, _, _), .failed(let number, _, _): job = number
+    case .formatKnown(let number, _, _), .finished(let number, _, _), .failed(let number, _, _): job = number
     }
     // A reset cancels the decoder's job, but what it reported just before may still be on its
     // way: acting on it (closing the source, above all) would hit the job that replaced it.
@@ -259,8 +259,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       return
     }
     switch event {
-    case .formatKnown(_, let format):
-      logger.info("track \(id): \(tracks.first { $0.id == id }?.codec?.rawValue ?? "?") \(format)")
+    case .formatKnown(_, let format, let content):
+      let codec = tracks.first { $0.id == id }?.codec?.rawValue ?? "?"
+      logger.info("track \(id): \(codec)\(content.map { " (\($0))" } ?? "") \(format)")
       update(id) { $0.format = format }
       announceLoadedIfReady()
     case .finished(_, let frames, let damage):

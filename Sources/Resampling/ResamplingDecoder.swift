@@ -54,6 +54,7 @@ public final class ResamplingDecoder: AudioDecoder {
 
   public var minimumFreeFrames: Int { inner.minimumFreeFrames }
   public var damage: StreamDamage { inner.damage }
+  public var content: String? { inner.content }
 
   public var format: AudioFormat? {
     switch route {

@@ -22,7 +22,7 @@ public enum Codec: String, CaseIterable, Sendable {
     switch name {
     case "alac", "alc": self = .alac
     case "aac", "mp4", "m4a": self = .aac
-    case "flac", "flc": self = .flac
+    case "flac", "flc", "ogf": self = .flac
     case "opus", "ops": self = .opus
     case "vorbis", "ogg": self = .vorbis
     case "mp3", "mpg", "mad": self = .mp3
@@ -34,7 +34,7 @@ public enum Codec: String, CaseIterable, Sendable {
   /// LMS's file type of a track (`type` in its status, `ct` in its database), for the cache.
   public init?(fileType: String) {
     switch fileType.lowercased() {
-    case "flc", "flac": self = .flac
+    case "flc", "flac", "ogf": self = .flac  // ogf: FLAC in Ogg
     case "mp3": self = .mp3
     // MP4 files are `mp4` (`m4a` and `m4b` too), or `alc` when the scanner found Apple Lossless;
     // `aac` is an ADTS file.
@@ -72,7 +72,7 @@ public enum Codec: String, CaseIterable, Sendable {
     switch self {
     case .alac: ["alc"]
     case .aac: ["aac"]
-    case .flac: ["flc"]
+    case .flac: ["ogf", "flc"]  // FLAC in Ogg, then native, as squeezelite
     case .opus: ["ops"]
     case .vorbis: ["ogg"]
     case .mp3: ["mp3"]

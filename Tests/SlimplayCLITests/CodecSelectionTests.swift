@@ -6,18 +6,18 @@ import Testing
 struct CodecSelectionTests {
   @Test func defaultFormatTokens() throws {
     // squeezelite's order: MP4 and Ogg first, as only they have rules to those formats in LMS.
-    #expect(try settings([]).formatTokens == ["alc", "aac", "ogg", "flc", "ops", "mp3", "aif", "pcm"])
-    #expect(PlayerSettings().formatTokens == ["alc", "aac", "ogg", "flc", "ops", "mp3", "aif", "pcm"])
+    #expect(try settings([]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"])
+    #expect(PlayerSettings().formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"])
   }
 
   @Test func includeListSetsOrder() throws {
     let s = try settings(["-c", "mp3,flac"])
     #expect(s.codecs == [.mp3, .flac])
-    #expect(s.formatTokens == ["mp3", "flc"])
+    #expect(s.formatTokens == ["mp3", "ogf", "flc"])
   }
 
   @Test func pcmBeforeFLACIsPossible() throws {
-    #expect(try settings(["-c", "pcm,flac"]).formatTokens == ["aif", "pcm", "flc"])
+    #expect(try settings(["-c", "pcm,flac"]).formatTokens == ["aif", "pcm", "ogf", "flc"])
   }
 
   @Test func squeezeliteSpellingsAndDuplicates() throws {
@@ -38,7 +38,7 @@ struct CodecSelectionTests {
     #expect(chosen.codecs == [.flac, .mp3])
     #expect(chosen.ignoredOptions.count == 2)
     #expect(chosen.ignoredOptions.allSatisfy { $0.hasPrefix("-c wma") || $0.hasPrefix("-c dsd") })
-    #expect(try settings(["-e", "wma,dsd,opus"]).formatTokens == ["alc", "aac", "ogg", "flc", "mp3", "aif", "pcm"])
+    #expect(try settings(["-e", "wma,dsd,opus"]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "mp3", "aif", "pcm"])
     #expect(try settings(["-e", "wma"]).ignoredOptions.isEmpty)
     #expect(throws: (any Error).self) { try settings(["-c", "wma"]) }  // nothing left to offer
     #expect(try settings(["-c", "aac,flac,alac"]).codecs == [.aac, .flac, .alac])
@@ -46,9 +46,9 @@ struct CodecSelectionTests {
 
   @Test func excludeRemovesTokens() throws {
     let s = try settings(["-e", "opus"])
-    #expect(s.formatTokens == ["alc", "aac", "ogg", "flc", "mp3", "aif", "pcm"])
+    #expect(s.formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "mp3", "aif", "pcm"])
     #expect(!s.formatTokens.contains("ops"))
-    #expect(try settings(["-e", "opus,pcm,ogg,aac,alac"]).formatTokens == ["flc", "mp3"])
+    #expect(try settings(["-e", "opus,pcm,ogg,aac,alac"]).formatTokens == ["ogf", "flc", "mp3"])
   }
 
   @Test func includeThenExclude() throws {

@@ -240,9 +240,9 @@ class MusicLibrary:
             return
         partial = track.path.with_name(".partial-" + track.path.name)
         if track.kind == "flac":
-            _run("flac", "-s", "-f", "-o", str(partial), str(track.master))
-            _run("metaflac", f"--set-tag=ARTIST={ARTIST}", f"--set-tag=ALBUM={track.album}",
-                 f"--set-tag=TITLE={track.title}", f"--set-tag=TRACKNUMBER={track.number}", str(partial))
+            _run("flac", "-s", "-f", "-T", f"ARTIST={ARTIST}",
+                 "-T", f"ALBUM={track.album}", "-T", f"TITLE={track.title}", "-T", f"TRACKNUMBER={track.number}",
+                 "-o", str(partial), str(track.master))
         elif track.kind in ("aac", "alac"):
             # No noise substitution, as in iTunes' encoder: with it a decode that starts mid-track
             # (after a seek) differs from the whole decode in the substituted bands (other noise).

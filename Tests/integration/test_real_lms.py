@@ -162,6 +162,54 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
         player.log()
 
 
+@pytest.mark.parametrize("content_type", ["audio/ogg", "audio/flac"])
+def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, start_player, tmp_path, content_type):
+    """An Ogg FLAC internet stream of two chained links (as a station sends song after song), which
+    LMS 7.9 hands over as it is: as FLAC (`f`, Ogg FLAC) when served as audio/ogg, as Ogg Vorbis
+    (`o`) when served as audio/flac. Either way the whole capture equals `flac -d` of both links.
+    (LMS 7.9's scanner cannot read Ogg FLAC files, so a stream is how it reaches a player.)"""
+    import http.server
+    import subprocess
+    import threading
+
+    decoded = b""
+    for name, seconds, tone in (("a", 4.5, "440"), ("b", 3.2, "660")):
+        subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", str(tmp_path / f"{name}.wav"), "synth",
+                        str(seconds), "sine", tone, "pinknoise", "vol", "0.3"], check=True)
+        subprocess.run(["flac", "-s", "--ogg", f"--serial-number={ord(name)}", "-o", str(tmp_path / f"{name}.oga"),
+                        str(tmp_path / f"{name}.wav")], check=True)
+        decoded += subprocess.run(["flac", "-s", "-d", "-c", "--force-raw-format", "--endian=little",
+                                   "--sign=signed", str(tmp_path / f"{name}.oga")], check=True,
+                                  capture_output=True).stdout
+    body = (tmp_path / "a.oga").read_bytes() + (tmp_path / "b.oga").read_bytes()
+
+    class Station(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(body)
+
+    station = http.server.ThreadingHTTPServer(("127.0.0.9", 0), Station)
+    station.daemon_threads = True
+    threading.Thread(target=station.serve_forever, daemon=True).start()
+    try:
+        player, capture = start(real_lms, start_player, tmp_path, "-d", "stream=info")
+        real_lms.rpc(MAC, ["playlist", "play", f"http://127.0.0.9:{station.server_address[1]}/station.oga"])
+        capture.wait_for_length(len(decoded), timeout=len(decoded) / BYTES_PER_SECOND + 30)
+        time.sleep(1.0)
+        assert_whole(capture.bytes(), decoded, player, f"Ogg FLAC served as {content_type}")
+        # Decoded by what it holds, whatever the format LMS named.
+        assert "(Ogg FLAC) 16-bit" in player.log(), player.log()
+    finally:
+        station.shutdown()
+
+
 @pytest.mark.parametrize("album", ["AAC", "ALAC"])
 def test_a_seek_in_lms_inside_an_mp4_track_plays_on_from_the_sample_lms_chose(real_lms, start_player, tmp_path, album):
     """LMS seeks in an MP4 file itself: it sends a rewritten index (the sample table from the sample at

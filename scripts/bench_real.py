@@ -110,7 +110,8 @@ ALBUMS = [
     AlbumSpec("mp3", "MP3 320k", "mp3", 44100, 16, 16),
     AlbumSpec("wav", "WAV, transcoded by LMS", "wav", 44100, 16, 16),
     AlbumSpec("ogg", "Ogg Vorbis q5", "ogg", 44100, 16, 16),
-    AlbumSpec("aac", "AAC 256k in MP4 (ffmpeg)", "aac", 44100, 16, 16),
+    # libfaad's 24-bit output (squeezelite's too), played at 32 bits: from a 24-bit master.
+    AlbumSpec("aac", "AAC 256k in MP4 (ffmpeg)", "aac", 44100, 24, 32),
     AlbumSpec("alac", "ALAC 16/44.1 in MP4 (ffmpeg)", "alac", 44100, 16, 16,
               lacking=frozenset({"squeezelite-upstream"})),
 ]
@@ -142,14 +143,14 @@ class BenchTrack:
             elif kind == "aac":
                 # faad's decode (libfaad withholds the first frame), less the rest of the priming (the
                 # first packet's time, from ffprobe), as long as the source.
-                run("faad", "-q", "-f", "2", "-o", str(partial), str(self.path))
+                run("faad", "-q", "-b", "2", "-f", "2", "-o", str(partial), str(self.path))
                 priming = -int(subprocess.run(
                     ["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "packet=pts", "-of",
                      "default=nw=1:nk=1", str(self.path)], check=True, capture_output=True, text=True).stdout.split()[0])
                 frames = int(subprocess.run(["soxi", "-s", str(self.master)], check=True, capture_output=True,
                                             text=True).stdout)
-                start = (priming - 1024) * 4
-                partial.write_bytes(partial.read_bytes()[start:start + frames * 4])
+                start = (priming - 1024) * 6
+                partial.write_bytes(partial.read_bytes()[start:start + frames * 6])
             else:  # wav, and alac: lossless, the source itself
                 run("sox", str(self.master), "-t", "raw", "-e", "signed", "-L", str(partial))
             partial.rename(target)

@@ -4,7 +4,7 @@ import CFAAD
 /// AAC (LC, HE-AAC with SBR and PS) through libfaad: in MP4 (`.m4a` as LMS sends it, through
 /// `MP4Demuxer`) or as an ADTS stream (`.aac` files, radio).
 ///
-/// Output: 16-bit (libfaad's `FAAD_FMT_16BIT`, as the `faad` tool writes it), the rate libfaad
+/// Output: 24-bit (libfaad's `FAAD_FMT_24BIT`, as squeezelite asks for and `faad -b 2` writes), the rate libfaad
 /// reports (twice the core rate with SBR); more than two channels are downmixed by libfaad.
 /// libfaad returns nothing for the first frame it decodes (the MDCT overlap's warm-up), so its
 /// output starts one frame later than the stream's samples: the MP4 trim (`MP4Trim`, from
@@ -13,7 +13,7 @@ public final class AACDecoder: AudioDecoder {
   public let minimumFreeFrames = 2048
   public private(set) var format: AudioFormat?
 
-  /// The most one frame yields: 2048 frames (SBR) of 8 channels, 16-bit.
+  /// The most one frame yields: 2048 frames (SBR) of 8 channels, 24-bit in 32.
   static let outputSamples = 2048 * 8
   /// Packets decoded before a start mid-track, only for the state they leave.
   static let seekPreroll = 2
@@ -24,7 +24,7 @@ public final class AACDecoder: AudioDecoder {
 
   private var stage = Stage.sniff
   private let handle: NeAACDecHandle
-  private let pcm = UnsafeMutablePointer<Int16>.allocate(capacity: AACDecoder.outputSamples)
+  private let pcm = UnsafeMutablePointer<Int32>.allocate(capacity: AACDecoder.outputSamples)
   private let stash = FrameStash(capacityFrames: 2048)
   private let demuxer = MP4Demuxer()
   /// ADTS bytes not yet decoded, at the front of a linear window (libfaad needs a whole frame).
@@ -32,6 +32,10 @@ public final class AACDecoder: AudioDecoder {
   private var windowCount = 0
   private var trim = OutputTrim()
   private var errors = 0
+  /// ADTS bytes passed over since the last decoded frame.
+  private var skippedWithoutFrame = 0
+  static let maxSkippedBytes = 1 << 20
+  static let attemptsPerCall = 64
   private var damaged = StreamDamage()
 
   public var damage: StreamDamage {
@@ -43,7 +47,7 @@ public final class AACDecoder: AudioDecoder {
     guard let handle = NeAACDecOpen() else { throw .library("libfaad: NeAACDecOpen failed") }
     self.handle = handle
     let config = NeAACDecGetCurrentConfiguration(handle)!
-    config.pointee.outputFormat = UInt8(FAAD_FMT_16BIT)
+    config.pointee.outputFormat = UInt8(FAAD_FMT_24BIT)
     config.pointee.downMatrix = 1
     _ = NeAACDecSetConfiguration(handle, config)
   }
@@ -130,7 +134,7 @@ public final class AACDecoder: AudioDecoder {
         try demuxer.skipSamples(seek.firstSample)
         output.passedOver(frames: seek.passedOver)
       }
-      format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), bitsPerSample: 16)
+      format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), bitsPerSample: 24)
       return .decoded
     case .sample(let bytes):
       decodeFrame(UnsafeMutableRawPointer(mutating: bytes.baseAddress!), bytes.count, output)
@@ -146,7 +150,7 @@ public final class AACDecoder: AudioDecoder {
     var destination: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(pcm)
     _ = NeAACDecDecode2(
       handle, &info, bytes.assumingMemoryBound(to: UInt8.self), UInt(count), &destination,
-      UInt(Self.outputSamples * 2))
+      UInt(Self.outputSamples * 4))
     if info.error != 0 {
       // A damaged frame is skipped (what it should have played is lost); libfaad resets itself.
       errors += 1
@@ -157,15 +161,24 @@ public final class AACDecoder: AudioDecoder {
       return Int(info.bytesconsumed)
     }
     errors = 0
+    skippedWithoutFrame = 0
     let channels = Int(info.channels)
     guard channels > 0 else { return Int(info.bytesconsumed) }
     let frames = Int(info.samples) / channels
-    let current = AudioFormat(sampleRate: Int(info.samplerate), channels: channels, bitsPerSample: 16)
+    let current = AudioFormat(sampleRate: Int(info.samplerate), channels: channels, bitsPerSample: 24)
     if format != current { format = current }
     let kept = trim.keep(frames: frames)
     if kept.count > 0 {
-      stash.emit(
-        interleaved: pcm + kept.first * channels, frames: kept.count, channels: channels, format: current, to: output)
+      let first = pcm + kept.first * channels
+      let right = channels > 1 ? 1 : 0
+      stash.emit(count: kept.count, format: current, to: output) { destination, start, n in
+        var frame = first + start * channels
+        for i in 0..<n {
+          destination[2 * i] = frame[0] &<< 8  // 24-bit samples, left-justified
+          destination[2 * i + 1] = frame[right] &<< 8
+          frame += channels
+        }
+      }
     }
     return Int(info.bytesconsumed)
   }
@@ -195,25 +208,37 @@ public final class AACDecoder: AudioDecoder {
       handle, window.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt(windowCount), &rate, &channels)
     guard skipped >= 0 else { throw .unsupportedStream("libfaad found no AAC (ADTS) stream") }
     consume(Int(skipped))
-    format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), bitsPerSample: 16)
+    format = AudioFormat(sampleRate: Int(rate), channels: Int(channels), bitsPerSample: 24)
     stage = .adts
     return .decoded
   }
 
   private func nextADTSFrame(_ input: StreamInput, _ output: FrameOutput) throws(DecodeError) -> DecodeProgress {
-    let complete = refill(input)
-    guard complete || windowCount >= Self.adtsWindow / 2 else { return .needsInput }
-    guard windowCount > 0 else {
-      stage = .ended
-      return stash.isEmpty ? .finished : .decoded
-    }
-    let consumed = decodeFrame(window.baseAddress!, windowCount, output)
-    if consumed == 0 {
-      // Nothing decodable here: drop a byte and look for the next sync word.
-      if errors > 4096 { throw .corrupt("AAC: no decodable frame in 4 KiB of ADTS data") }
-      consume(1)
-    } else {
-      consume(consumed)
+    // Damaged stretches are passed over within one call, a few frames' worth at a time.
+    let written = output.ring.totalWritten
+    for _ in 0..<Self.attemptsPerCall {
+      let complete = refill(input)
+      guard complete || windowCount >= Self.adtsWindow / 2 else { return .needsInput }
+      guard windowCount > 0 else {
+        stage = .ended
+        return stash.isEmpty ? .finished : .decoded
+      }
+      let consumed = decodeFrame(window.baseAddress!, windowCount, output)
+      if consumed > 0 {
+        consume(consumed)
+      } else {
+        // Nothing decodable here: on to the next sync word (or past the window when there is none).
+        let bytes = window.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        var next = 1
+        while next + 1 < windowCount && !(bytes[next] == 0xFF && bytes[next + 1] & 0xF6 == 0xF0) { next += 1 }
+        if next + 1 >= windowCount { next = windowCount }
+        skippedWithoutFrame += next
+        if skippedWithoutFrame > Self.maxSkippedBytes {
+          throw .corrupt("AAC: no decodable ADTS frame in \(skippedWithoutFrame) bytes")
+        }
+        consume(next)
+      }
+      if output.ring.totalWritten != written || !stash.isEmpty { break }
     }
     return .decoded
   }

@@ -3,7 +3,8 @@ import Decoders
 import TestSupport
 import Testing
 
-/// AAC made by Debian's ffmpeg, checked against Debian's faad (the same libfaad, 16-bit raw). In MP4
+/// AAC made by Debian's ffmpeg, checked against Debian's faad (the same libfaad, 24-bit raw, as
+/// squeezelite asks libfaad for too). In MP4
 /// the encoder's priming and padding are trimmed: the decode is exactly as long as the source.
 @Suite struct AACDecoderTests {
   /// The MP4's first packet's time (negative: the encoder's priming, which the edit list skips),
@@ -20,9 +21,9 @@ import Testing
     let dir = TempDir()
     dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.3")
     dir.run("ffmpeg -v error -y -i x.wav -c:a aac -b:a 160k -movflags +faststart x.m4a")
-    dir.run("faad -q -f 2 -o ref.raw x.m4a")
+    dir.run("faad -q -b 2 -f 2 -o ref.raw x.m4a")
     let source = signedSamples(wavData(dir.read("x.wav")), bytes: 2)
-    let faad = signedSamples(dir.read("ref.raw"), bytes: 2)
+    let faad = signedSamples(dir.read("ref.raw"), bytes: 3)
     // faad (libfaad) drops its first frame (1024 frames) itself: the rest of the priming, then
     // the source's length.
     let skip = 2 * (priming(dir, "x.m4a") - 1024)
@@ -31,8 +32,8 @@ import Testing
     let decoder = try AACDecoder()
     let run = try decodeAll(decoder, dir.read("x.m4a"), seed: seed, maxChunk: 3000)
     #expect(run.finished)
-    expectBitExact(run.samples, expected, channels: 2, shift: 16)
-    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)])
+    expectBitExact(run.samples, expected, channels: 2, shift: 8)
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 24)])
   }
 
   /// Mono: libfaad (and so faad) gives two equal channels (it decodes mono as possible
@@ -41,14 +42,14 @@ import Testing
     let dir = TempDir()
     dir.run("sox -n -r 48000 -c 1 -b 16 x.wav synth 2.2 sine 100-8000 vol 0.5")
     dir.run("ffmpeg -v error -y -i x.wav -c:a aac -movflags +faststart x.m4a")
-    dir.run("faad -q -f 2 -o ref.raw x.m4a")
+    dir.run("faad -q -b 2 -f 2 -o ref.raw x.m4a")
     let sourceFrames = wavData(dir.read("x.wav")).count / 2
-    let faad = signedSamples(dir.read("ref.raw"), bytes: 2)
+    let faad = signedSamples(dir.read("ref.raw"), bytes: 3)
     let skip = 2 * (priming(dir, "x.m4a") - 1024)
     let expected = Array(faad[skip..<(skip + 2 * sourceFrames)])
     #expect(stride(from: 0, to: expected.count, by: 2).allSatisfy { expected[$0] == expected[$0 + 1] })
     let run = try decodeAll(try AACDecoder(), dir.read("x.m4a"), seed: 8)
-    expectBitExact(run.samples, expected, channels: 2, shift: 16)
+    expectBitExact(run.samples, expected, channels: 2, shift: 8)
     #expect(run.boundaries.first?.format.sampleRate == 48000)
   }
 
@@ -75,10 +76,10 @@ import Testing
     let dir = TempDir()
     dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth 2.5 sine 440 pinknoise vol 0.3")
     dir.run("ffmpeg -v error -y -i x.wav -c:a aac -f adts x.aac")
-    dir.run("faad -q -f 2 -o ref.raw x.aac")
+    dir.run("faad -q -b 2 -f 2 -o ref.raw x.aac")
     let run = try decodeAll(try AACDecoder(), dir.read("x.aac"), seed: seed, maxChunk: 700)
     #expect(run.finished)
-    expectBitExact(run.samples, signedSamples(dir.read("ref.raw"), bytes: 2), channels: 2, shift: 16)
+    expectBitExact(run.samples, signedSamples(dir.read("ref.raw"), bytes: 3), channels: 2, shift: 8)
   }
 
   @Test func notAACIsRejected() throws {

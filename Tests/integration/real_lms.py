@@ -154,6 +154,11 @@ class Track:
     damage: str = ""  # see TrackSpec
 
     @property
+    def reference_bits(self) -> int:
+        """The width of its reference decode: the file's, but 24 for AAC (libfaad's 24-bit output)."""
+        return 24 if self.kind == "aac" else self.bits
+
+    @property
     def url(self) -> str:
         """The file URL LMS gives this track (tag u)."""
         return "file://" + urllib.parse.quote(str(self.path), safe="/!*'()")
@@ -161,7 +166,7 @@ class Track:
     def reference(self) -> bytes:
         """What a bit-exact player outputs: `flac -d` raw (the file's own width, little-endian), `mpg123 -s`,
         `oggdec -R` (16-bit little-endian), the source itself for Apple Lossless, and for AAC `faad`'s
-        16-bit decode trimmed as the file says: faad (libfaad) drops its first frame (1024 frames) itself,
+        24-bit decode (`reference_bits`) trimmed as the file says: faad (libfaad) drops its first frame (1024 frames) itself,
         the rest of the encoder's priming (the first packet's time, from ffprobe) is dropped here, and
         the rest is as long as the source."""
         target = self.master.with_suffix(".ref.raw")
@@ -175,16 +180,16 @@ class Track:
             elif self.kind == "alac":
                 _run("sox", str(self.master), "-t", "raw", str(partial))
             elif self.kind == "aac":
-                _run("faad", "-q", "-f", "2", "-o", str(partial), str(self.path))
+                _run("faad", "-q", "-b", "2", "-f", "2", "-o", str(partial), str(self.path))
                 priming = -int(subprocess.run(
                     ["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "packet=pts", "-of",
                      "default=nw=1:nk=1", str(self.path)], check=True, capture_output=True, text=True).stdout.split()[0])
                 frames = int(subprocess.run(["soxi", "-s", str(self.master)], check=True, capture_output=True,
                                             text=True).stdout)
-                start = (priming - 1024) * 4
+                start = (priming - 1024) * 6
                 decoded = partial.read_bytes()
-                assert start >= 0 and len(decoded) >= start + frames * 4, (self.path, priming, len(decoded))
-                partial.write_bytes(decoded[start:start + frames * 4])
+                assert start >= 0 and len(decoded) >= start + frames * 6, (self.path, priming, len(decoded))
+                partial.write_bytes(decoded[start:start + frames * 6])
             else:
                 with open(partial, "wb") as out:
                     subprocess.run(["mpg123", "-q", "-s", str(self.path)], check=True, stdout=out)

@@ -6,7 +6,10 @@
 // `-sanitize=fuzzer,address` (and `-parse-as-library`: libFuzzer brings `main`).
 import PackageDescription
 
-let decoders = ["FuzzDecodeFLAC", "FuzzDecodeMP3", "FuzzDecodeOpus", "FuzzDecodeVorbis", "FuzzDecodeAAC", "FuzzDecodeALAC", "FuzzDecodePCM"]
+let decoders = [
+  "FuzzDecodeFLAC", "FuzzDecodeMP3", "FuzzDecodeOpus", "FuzzDecodeVorbis", "FuzzDecodeAAC", "FuzzDecodeALAC",
+  "FuzzDecodePCM",
+]
 let parsers = [
   "FuzzServerFrames", "FuzzHTTPHead", "FuzzICYMetadata", "FuzzJSON", "FuzzLMSStatus", "FuzzConfigFile",
   "FuzzControlAPI",

@@ -38,7 +38,8 @@ struct CodecSelectionTests {
     #expect(chosen.codecs == [.flac, .mp3])
     #expect(chosen.ignoredOptions.count == 2)
     #expect(chosen.ignoredOptions.allSatisfy { $0.hasPrefix("-c wma") || $0.hasPrefix("-c dsd") })
-    #expect(try settings(["-e", "wma,dsd,opus"]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "mp3", "aif", "pcm"])
+    #expect(
+      try settings(["-e", "wma,dsd,opus"]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "mp3", "aif", "pcm"])
     #expect(try settings(["-e", "wma"]).ignoredOptions.isEmpty)
     #expect(throws: (any Error).self) { try settings(["-c", "wma"]) }  // nothing left to offer
     #expect(try settings(["-c", "aac,flac,alac"]).codecs == [.aac, .flac, .alac])

@@ -66,7 +66,8 @@ struct SqueezeliteOptionsTests {
   }
 
   @Test func waveFilesAreOfferedWithW() throws {
-    #expect(try settings(["-W"]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "wav", "aif", "pcm"])
+    #expect(
+      try settings(["-W"]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "wav", "aif", "pcm"])
     #expect(try settings([]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"])
     #expect(try settings(["-W", "-c", "pcm"]).formatTokens == ["wav", "aif", "pcm"])
   }

@@ -30,6 +30,8 @@ public final class OggFLACDecoder: AudioDecoder {
   /// which waits for the last one to finish): in the reader's buffer, valid until its next read.
   private var pending: UnsafeRawBufferPointer?
   private var links = 0
+  /// Why the next link of a chained stream cannot be played (not FLAC), once the current one ends.
+  private var nextLinkProblem: DecodeError?
   private var damaged = StreamDamage()
 
   public init() throws(DecodeError) {
@@ -53,6 +55,10 @@ public final class OggFLACDecoder: AudioDecoder {
         stage = .ended
         return .finished
       }
+      if let nextLinkProblem {
+        stage = .ended
+        throw nextLinkProblem  // the last link played whole; the next one cannot be
+      }
       // The next link: a fresh decoder over a fresh inner stream, its first packet first.
       _ = inner.ring.discardAll()
       inner.reopen()
@@ -69,7 +75,8 @@ public final class OggFLACDecoder: AudioDecoder {
     }
   }
 
-  /// Moves whole packets from the stream into the inner ring while it has room; true if any moved.
+  /// Moves packets from the stream into the inner ring while it has room (the inner stream is a
+  /// byte stream: a packet may go in pieces); true if anything moved.
   private func pump(_ input: StreamInput, into inner: StreamInput) throws(DecodeError) -> Bool {
     var moved = false
     while stage == .ogg {
@@ -77,8 +84,13 @@ public final class OggFLACDecoder: AudioDecoder {
         guard let packet = try reader.next(from: input) else { break }
         switch packet {
         case .first(let bytes):
-          pending = try streamHeader(bytes)
           links += 1
+          do {
+            pending = try streamHeader(bytes)
+          } catch {
+            guard links > 1 else { throw error }
+            nextLinkProblem = error  // thrown once the current link has played out
+          }
           if links > 1 {
             // A chained stream's next link: the current one ends here.
             inner.markEnded()
@@ -90,9 +102,10 @@ public final class OggFLACDecoder: AudioDecoder {
           pending = bytes
         }
       }
-      guard let packet = pending, inner.ring.space >= packet.count else { break }
-      _ = inner.ring.write(packet)
-      pending = nil
+      guard let packet = pending else { break }
+      let written = inner.ring.write(packet)
+      guard written > 0 else { break }
+      pending = written < packet.count ? UnsafeRawBufferPointer(rebasing: packet[written...]) : nil
       moved = true
     }
     return moved

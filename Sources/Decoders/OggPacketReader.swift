@@ -26,6 +26,7 @@ final class OggPacketReader {
   private var packetIsFirst = false
   private var serial: UInt32?
   private var damagedPages = 0
+  private var skippingOrphan = false
 
   init(maxPacket: Int) {
     self.maxPacket = maxPacket
@@ -49,6 +50,12 @@ final class OggPacketReader {
       let segments = Int(page[26])
       while segment < segments {
         let length = Int(page[27 + segment])
+        if skippingOrphan {
+          bodyOffset += length
+          segment += 1
+          if length < 255 { skippingOrphan = false }
+          continue
+        }
         guard packetCount + length <= maxPacket else {
           throw .corrupt("Ogg packet larger than \(maxPacket) bytes")
         }
@@ -110,6 +117,9 @@ final class OggPacketReader {
         packetCount = 0  // a packet cut off by a lost page: dropped
         damagedPages += 1
       }
+      // The rest of a packet whose beginning was never seen (a lost page, or a stream joined
+      // midway): skipped up to its end.
+      skippingOrphan = flags & 0x01 != 0 && packetCount == 0 && !packetIsFirst
       pageSize = size
       segment = 0
       bodyOffset = 27 + segments

@@ -69,7 +69,7 @@ public final class OggStreamDecoder: AudioDecoder {
   }
 
   /// Copies up to `count` bytes from the ring's read position without consuming them.
-  private static func peek(_ ring: RingBuffer, into target: UnsafeMutablePointer<UInt8>, count: Int) -> Int {
+  static func peek(_ ring: RingBuffer, into target: UnsafeMutablePointer<UInt8>, count: Int) -> Int {
     var done = 0
     while done < count {
       let region = ring.readableRegion(afterSkipping: done)
@@ -98,9 +98,10 @@ public final class FLACStreamDecoder: AudioDecoder {
     if let inner { return try inner.decode(from: input, to: output) }
     guard input.ring.fill >= 4 || input.hasEnded else { return .needsInput }
     var magic: UInt32 = 0
-    for byte in input.ring.readableRegion().prefix(4) { magic = magic << 8 | UInt32(byte) }
-    // "OggS" (a wrapped ring shows fewer than 4 bytes here: those are never "OggS" and read as native).
-    inner = magic == 0x4F67_6753 ? OggStreamDecoder() : try FLACDecoder()
+    withUnsafeMutableBytes(of: &magic) { bytes in
+      _ = OggStreamDecoder.peek(input.ring, into: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 4)
+    }
+    inner = UInt32(bigEndian: magic) == 0x4F67_6753 ? OggStreamDecoder() : try FLACDecoder()  // "OggS"
     return .decoded
   }
 }

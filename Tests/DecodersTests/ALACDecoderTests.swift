@@ -110,4 +110,27 @@ import Testing
     dir.run("ffmpeg -v error -y -i x.wav -c:a alac x.m4a")
     #expect(throws: DecodeError.self) { try decodeAll(ALACDecoder(), dir.read("x.m4a")) }
   }
+
+  /// Index fields no real file has (a sample table longer than any track, a 4 GiB sample, a
+  /// timescale that overflows the trim): refused with a reason, never a crash.
+  @Test(arguments: [
+    ("stts", [16, 20]), ("stsz", [12]), ("elst", [12, 16]), ("mdhd", [20]), ("stco", [16]),
+  ])
+  func hostileIndexFieldsAreRefusedOrSurvived(box: String, offsets: [Int]) throws {
+    let dir = TempDir()
+    var (m4a, _) = media(dir, sox: "-r 44100 -c 2 -b 16 x.wav synth 0.5 sine 440", bytes: 2)
+    let type = Array(box.utf8)
+    guard let at = (0..<(m4a.count - 4)).first(where: { Array(m4a[$0..<($0 + 4)]) == type }) else {
+      Issue.record("no \(box) box")
+      return
+    }
+    for offset in offsets {
+      for k in 0..<4 { m4a[at - 4 + offset + k] = 0xFF }  // the field at its largest
+    }
+    do {
+      _ = try decodeAll(ALACDecoder(), m4a, seed: 13)
+    } catch {
+      #expect(!error.description.isEmpty)
+    }
+  }
 }

@@ -82,4 +82,57 @@ import Testing
     #expect(throws: DecodeError.self) { try decodeAll(FLACStreamDecoder(), page) }
     #expect(throws: DecodeError.self) { try decodeAll(OggStreamDecoder(), page) }
   }
+
+  /// A chained stream whose next link is not FLAC: the FLAC link plays whole, then the stream fails
+  /// with the reason.
+  @Test func aNextLinkThatIsNotFLACEndsAfterTheLastFLACLinkPlayedWhole() throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 44100 -c 2 -b 16 a.wav synth 1.2 sine 440 pinknoise vol 0.3")
+    dir.run("flac -s -f --ogg -o a.oga a.wav && oggenc --quiet -o b.ogg a.wav && cat a.oga b.ogg > ab.oga")
+    let decoder = try DecoderFactory.make(codec: .flac)
+    let input = DecoderContractTests.feed(dir.read("ab.oga"), end: true)
+    let output = FrameOutput(capacityFrames: 1 << 18)
+    output.beginTrack(id: 1)
+    var samples: [Int32] = []
+    var failure: DecodeError?
+    do {
+      try DecoderContractTests.finish(decoder, input, output, into: &samples)
+    } catch let error as DecodeError {
+      failure = error
+    }
+    #expect(failure != nil)
+    expectBitExact(samples, signedSamples(wavData(dir.read("a.wav")), bytes: 2), channels: 2, shift: 16)
+  }
+
+  /// "OggS" split by the stream ring's wrap (a stream that begins just before it) is still seen.
+  @Test func oggIsRecognisedAcrossTheRingsWrap() throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 44100 -c 2 -b 16 x.wav synth 1 sine 440 pinknoise vol 0.3")
+    dir.run("flac -s -f --ogg -o x.oga x.wav")
+    let bytes = dir.read("x.oga")
+    let input = StreamInput(capacity: 1 << 16)
+    let junk = [UInt8](repeating: 0, count: (1 << 16) - 2)
+    _ = junk.withUnsafeBytes { input.ring.write($0) }
+    _ = input.ring.discardAll()
+    let output = FrameOutput(capacityFrames: 1 << 18)
+    output.beginTrack(id: 1)
+    let decoder = FLACStreamDecoder()
+    var fed = 0
+    var samples: [Int32] = []
+    var buffer = [Int32](repeating: 0, count: 1 << 15)
+    for _ in 0..<100_000 {
+      if fed < bytes.count {
+        let n = min(input.ring.space, bytes.count - fed, 5000)
+        fed += bytes.withUnsafeBytes { input.ring.write(UnsafeRawBufferPointer(rebasing: $0[fed..<(fed + n)])) }
+        if fed == bytes.count { input.markEnded() }
+      }
+      let progress = try decoder.decode(from: input, to: output)
+      while output.bufferedFrames > 0 {
+        let n = buffer.withUnsafeMutableBytes { output.ring.read(into: $0) }
+        samples += buffer[0..<(n / 4)]
+      }
+      if progress == .finished { break }
+    }
+    expectBitExact(samples, signedSamples(wavData(dir.read("x.wav")), bytes: 2), channels: 2, shift: 16)
+  }
 }

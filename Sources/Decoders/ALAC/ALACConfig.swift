@@ -35,6 +35,7 @@ struct ALACConfig: Equatable {
     channels = Int(c[9])
     sampleRate = Int(c[20]) << 24 | Int(c[21]) << 16 | Int(c[22]) << 8 | Int(c[23])
     guard [16, 20, 24, 32].contains(bitDepth) else { throw .unsupportedStream("ALAC bit depth \(bitDepth)") }
+    guard (1...1_536_000).contains(sampleRate) else { throw .unsupportedStream("ALAC at \(sampleRate) Hz") }
     guard (1...8).contains(channels) else { throw .unsupportedStream("ALAC with \(channels) channels") }
     guard (1...Self.maxFrameLength).contains(frameLength) else {
       throw .unsupportedStream("ALAC frame length \(frameLength)")

@@ -24,7 +24,8 @@ enum AdaptiveGolomb {
       mb = pb &* nd &+ mb &- ((pb &* mb) >> qbShift)
       if n > 0xFFFF { mb = 0xFFFF }
       zmode = 0
-      if (mb &<< 2) < 512 && c < count {
+      // mb < 128 (the format's `(mb << 2) < 512`, without the wrap a hostile stream could use)
+      if mb < 128 && c < count {
         zmode = 1
         let k = UInt32(mb.leadingZeroBitCount) &- 24 &+ ((mb &+ 16) >> 6)
         let run = Int(get(&bits, m: ((1 << k) - 1) & wb, k: k, escapeBits: 16))

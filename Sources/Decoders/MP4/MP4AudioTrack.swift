@@ -124,8 +124,11 @@ struct MP4SampleEntry {
     case 2:
       // QuickTime v2: the rate as a 64-bit float, then the real channel count and bit depth.
       try audio.skip(4, "size of struct")
-      let rateBits = try audio.u64("v2 sample rate")
-      rate = Int(Double(bitPattern: rateBits))
+      let rateValue = Double(bitPattern: try audio.u64("v2 sample rate"))
+      guard rateValue.isFinite, rateValue >= 1, rateValue <= 16_777_216 else {
+        throw .corrupt("MP4: sample rate \(rateValue)")
+      }
+      rate = Int(rateValue)
       channels = Int(try audio.u32("v2 channel count"))
       try audio.skip(4, "v2 reserved")
       bits = Int(try audio.u32("v2 bits per channel"))

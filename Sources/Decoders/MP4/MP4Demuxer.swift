@@ -21,8 +21,11 @@ final class MP4Demuxer {
   }
 
   static let moovLimit = 64 << 20
-  /// Bytes after every sample that may be read (not used) by a bit reader.
+  /// Bytes after every sample that may be read (not used) by a bit reader: zero after each sample.
   static let slack = 8
+  /// The largest sample taken: far above any AAC or ALAC packet (an 8-channel 32-bit ALAC packet of
+  /// 4096 frames is 128 KiB).
+  static let sampleLimit = 16 << 20
 
   private enum Stage {
     case boxHeader
@@ -82,6 +85,9 @@ final class MP4Demuxer {
           return exhausted(ended, input) ? endEarly("the index (moov)") : .needsInput
         }
         let parsed = try MP4AudioTrack.parse(moov: UnsafeRawBufferPointer(moov))
+        guard parsed.samples.largestSample <= Self.sampleLimit else {
+          throw .corrupt("MP4: a sample of \(parsed.samples.largestSample) bytes")
+        }
         moov.deallocate()
         self.moov = nil
         // Zeroed slack after the largest sample: bit readers may load a few bytes past a sample's end.
@@ -118,6 +124,8 @@ final class MP4Demuxer {
         sampleCount += read(input, into: UnsafeMutableRawBufferPointer(rebasing: sample[sampleCount..<target.size]))
         guard sampleCount == target.size else { return exhausted(ended, input) ? endEarly("a sample") : .needsInput }
         pending = nil
+        UnsafeMutableRawBufferPointer(rebasing: sample[target.size..<(target.size + Self.slack)])
+          .initializeMemory(as: UInt8.self, repeating: 0)
         return .sample(UnsafeRawBufferPointer(rebasing: sample[0..<target.size]))
       }
     }

@@ -137,8 +137,12 @@ struct MP4SampleTable {
       for _ in 0..<entries {
         let samples = Int(try reader.u32("stts sample count"))
         let delta = Int(try reader.u32("stts sample delta"))
+        let (length, overflow) = samples.multipliedReportingOverflow(by: delta)
+        guard !overflow, length <= MP4Trim.limit - table.totalDuration else {
+          throw .corrupt("MP4: sample durations (stts) longer than any track")
+        }
         table.durations.append((samples, delta))
-        table.totalDuration += samples * delta
+        table.totalDuration += length
       }
     }
     return table
@@ -171,7 +175,7 @@ struct MP4SampleCursor {
     defer {
       sample += 1
       inChunk += 1
-      offset += UInt64(size)
+      offset &+= UInt64(size)  // an offset that wraps lands before the read position: refused there
     }
     return (offset, size)
   }
@@ -213,6 +217,10 @@ struct MP4Trim: Equatable {
   var leading: Int
   var length: Int?
 
+  /// The longest track these figures may describe (2^40 units: 290 days at 44.1 kHz); anything
+  /// beyond is damage, kept out of the arithmetic that follows.
+  static let limit = 1 << 40
+
   init(leading: Int, length: Int?) {
     self.leading = leading
     self.length = length
@@ -229,7 +237,12 @@ struct MP4Trim: Equatable {
     iTunSMPB: (delay: Int, padding: Int, length: Int)?, edit: MP4EditList?, movieTimescale: Int,
     mediaTimescale: Int, mediaDuration: Int
   ) {
-    if let smpb = iTunSMPB {
+    let valid = 0...Self.limit
+    var edit = edit
+    if let e = edit, !valid.contains(e.mediaTime) || !valid.contains(e.segmentDuration) { edit = nil }
+    let movieTimescale = valid.contains(movieTimescale) ? movieTimescale : 0
+    let mediaTimescale = (1...(1 << 30)).contains(mediaTimescale) ? mediaTimescale : 1
+    if let smpb = iTunSMPB, valid.contains(smpb.delay), valid.contains(smpb.padding), valid.contains(smpb.length) {
       let whole = smpb.delay + smpb.padding + smpb.length
       if smpb.length > 0 && mediaDuration >= whole {
         leading = smpb.delay
@@ -245,7 +258,8 @@ struct MP4Trim: Equatable {
       var available = mediaDuration - edit.mediaTime
       leading = edit.mediaTime
       if edit.segmentDuration > 0 && movieTimescale > 0 {
-        let scaled = (edit.segmentDuration * mediaTimescale + movieTimescale - 1) / movieTimescale
+        let (product, overflow) = edit.segmentDuration.multipliedReportingOverflow(by: mediaTimescale)
+        let scaled = overflow ? Self.limit : (product + movieTimescale - 1) / movieTimescale
         let rounding = (mediaTimescale + movieTimescale - 1) / movieTimescale
         if mediaDuration > 0 && available + rounding < scaled {
           leading = 0

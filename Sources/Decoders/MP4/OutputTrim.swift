@@ -20,8 +20,14 @@ struct OutputTrim {
     if let length = trim.length { end = leading + output(length) }
   }
 
-  private func output(_ media: Int) -> Int { media * outputRate / timescale }
-  private func media(_ output: Int) -> Int { output * timescale / outputRate }
+  // Saturating: figures too large for any track (damage) must not trap.
+  private func output(_ media: Int) -> Int { Self.scale(media, by: outputRate, over: timescale) }
+  private func media(_ output: Int) -> Int { Self.scale(output, by: timescale, over: outputRate) }
+
+  private static func scale(_ value: Int, by factor: Int, over divisor: Int) -> Int {
+    let (product, overflow) = value.multipliedReportingOverflow(by: factor)
+    return overflow ? Int.max / 4 : product / divisor
+  }
 
   /// A start `drop` frames into the played range: the sample to begin decoding at (`preroll`
   /// samples before the one that holds the start, for a decoder whose output depends on the

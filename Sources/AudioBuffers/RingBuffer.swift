@@ -93,6 +93,21 @@ public final class RingBuffer: @unchecked Sendable {
     return UnsafeRawBufferPointer(rebasing: storage[position..<position + count])
   }
 
+  /// Consumer: copies up to `destination.count` bytes starting `offset` bytes past the read
+  /// position, across the wrap, without consuming them; returns how many have arrived to copy.
+  /// For looking at a stream's first bytes (or a header further on) before deciding what reads it.
+  public func peek(into destination: UnsafeMutableRawBufferPointer, skipping offset: Int = 0) -> Int {
+    var done = 0
+    while done < destination.count {
+      let region = readableRegion(afterSkipping: offset + done)
+      let n = min(region.count, destination.count - done)
+      guard n > 0, let source = region.baseAddress else { break }
+      (destination.baseAddress! + done).copyMemory(from: source, byteCount: n)
+      done += n
+    }
+    return done
+  }
+
   public func commitRead(_ count: Int) {
     let r = consumed.load(ordering: .relaxed)
     consumed.store(r + count, ordering: .releasing)

@@ -74,28 +74,15 @@ public final class AACDecoder: AudioDecoder {
     }
   }
 
-  /// MP4 (a box type at bytes 4–7) or ADTS (the 12-bit sync word, maybe behind an ID3v2 tag).
+  /// ADTS (the 12-bit sync word, maybe behind an ID3v2 tag), else MP4 (the demuxer checks for a box).
   private func sniff(_ input: StreamInput) throws(DecodeError) -> DecodeProgress {
     let ended = input.hasEnded
-    guard input.ring.fill >= 8 else {
+    guard input.ring.fill >= 8 else {  // shorter than any AAC stream
       if ended { throw .unsupportedStream("stream too short for AAC") }
       return .needsInput
     }
-    var head = (UInt64(0))
-    let first = withUnsafeMutableBytes(of: &head) { bytes in
-      var copied = 0
-      for byte in input.ring.readableRegion().prefix(8) {
-        bytes[copied] = byte
-        copied += 1
-      }
-      if copied < 8 {
-        for byte in input.ring.readableRegion(afterSkipping: copied).prefix(8 - copied) {
-          bytes[copied] = byte
-          copied += 1
-        }
-      }
-      return Array(bytes)
-    }
+    var first = [UInt8](repeating: 0, count: 3)
+    _ = first.withUnsafeMutableBytes { input.ring.peek(into: $0) }
     if first[0] == 0xFF && first[1] & 0xF6 == 0xF0 || (first[0] == 0x49 && first[1] == 0x44 && first[2] == 0x33) {
       stage = .adtsOpen
     } else {

@@ -7,9 +7,12 @@ import AudioBuffers
 /// format) ends the inner stream; once the inner decoder has finished it, a fresh one starts on
 /// the new link.
 public final class OggFLACDecoder: AudioDecoder {
-  public var minimumFreeFrames: Int { native?.minimumFreeFrames ?? 4096 }
-  public var format: AudioFormat? { native?.format }
-  public var damage: StreamDamage { damaged }
+  public var minimumFreeFrames: Int { native.minimumFreeFrames }
+  public var format: AudioFormat? { native.format }
+  public var damage: StreamDamage {
+    guard reader.lostStretches > 0 else { return damaged }
+    return StreamDamage(stretches: damaged.stretches + reader.lostStretches, last: "Ogg pages lost or damaged")
+  }
 
   /// Room for the largest frame FLAC allows at 8 channels of 24 bits, and then some.
   static let innerCapacity = 1 << 20
@@ -23,7 +26,7 @@ public final class OggFLACDecoder: AudioDecoder {
   }
 
   private var stage = Stage.ogg
-  private var native: FLACDecoder?
+  private var native: FLACDecoder
   private let inner = StreamInput(capacity: OggFLACDecoder.innerCapacity)
   private let reader = OggPacketReader(maxPacket: OggFLACDecoder.innerCapacity)
   /// A packet read but not yet written (the inner ring was full, or it is the first of a new link,
@@ -43,7 +46,6 @@ public final class OggFLACDecoder: AudioDecoder {
   }
 
   private func decodeOgg(_ input: StreamInput, _ output: FrameOutput) throws(DecodeError) -> DecodeProgress {
-    guard let native else { return .finished }
     let moved = try pump(input, into: inner)
     let progress = try native.decode(from: inner, to: output)
     switch progress {

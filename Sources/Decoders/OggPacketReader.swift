@@ -25,7 +25,10 @@ final class OggPacketReader {
   private var packetCount = 0
   private var packetIsFirst = false
   private var serial: UInt32?
-  private var damagedPages = 0
+  /// Bytes passed over since the last page (looking for the next one).
+  private var junk = 0
+  /// Stretches of the stream lost: junk between pages, a packet whose page went missing.
+  private(set) var lostStretches = 0
   private var skippingOrphan = false
 
   init(maxPacket: Int) {
@@ -37,9 +40,6 @@ final class OggPacketReader {
     page.deallocate()
     packet.deallocate()
   }
-
-  /// Pages that were not where a page should begin (resynchronised past them).
-  var damage: Int { damagedPages }
 
   /// The next whole packet of the stream (valid until the next call), or nil until more arrives.
   func next(from input: StreamInput) throws(DecodeError) -> Packet? {
@@ -84,13 +84,15 @@ final class OggPacketReader {
         guard pageCount == 27 else { return false }
         guard page[0] == 0x4F, page[1] == 0x67, page[2] == 0x67, page[3] == 0x53, page[4] == 0 else {
           // Not a page: drop a byte and look again (damage, or junk before the first page).
-          damagedPages += 1
+          if junk == 0 { lostStretches += 1 }
+          junk += 1
           page.baseAddress!.copyMemory(from: page.baseAddress! + 1, byteCount: 26)
           pageCount = 26
-          if damagedPages > 1 << 20 { throw .corrupt("no Ogg page in 1 MiB") }
+          if junk > 1 << 20 { throw .corrupt("no Ogg page in 1 MiB") }
           continue
         }
       }
+      junk = 0
       let segments = Int(page[26])
       if pageCount < 27 + segments {
         pageCount += input.read(into: UnsafeMutableRawBufferPointer(rebasing: page[pageCount..<(27 + segments)]))
@@ -115,7 +117,7 @@ final class OggPacketReader {
       guard pageSerial == serial else { continue }  // another logical stream's page
       if flags & 0x01 == 0 && packetCount > 0 {
         packetCount = 0  // a packet cut off by a lost page: dropped
-        damagedPages += 1
+        lostStretches += 1
       }
       // The rest of a packet whose beginning was never seen (a lost page, or a stream joined
       // midway): skipped up to its end.

@@ -96,15 +96,7 @@ struct OggPageScanner {
   private static func copy(_ ring: RingBuffer, from start: Int, count: Int, into target: UnsafeMutablePointer<UInt8>)
     -> Bool
   {
-    guard start + count <= ring.totalWritten else { return false }
-    var done = 0
-    while done < count {
-      let region = ring.readableRegion(afterSkipping: start + done - ring.totalConsumed)
-      let n = min(region.count, count - done)
-      guard n > 0, let source = region.baseAddress else { return false }
-      (target + done).update(from: source.assumingMemoryBound(to: UInt8.self), count: n)
-      done += n
-    }
-    return true
+    ring.peek(into: UnsafeMutableRawBufferPointer(start: target, count: count), skipping: start - ring.totalConsumed)
+      == count
   }
 }

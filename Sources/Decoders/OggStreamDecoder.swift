@@ -47,7 +47,7 @@ public final class OggStreamDecoder: AudioDecoder {
     let ended = input.hasEnded
     return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27 + 255 + 8) { buffer throws(DecodeError) in
       let base = buffer.baseAddress!
-      let available = peek(input.ring, into: base, count: buffer.count)
+      let available = input.ring.peek(into: UnsafeMutableRawBufferPointer(buffer))
       guard available >= 27 else {
         if ended { throw .unsupportedStream("stream too short for Ogg") }
         return nil
@@ -67,19 +67,6 @@ public final class OggStreamDecoder: AudioDecoder {
       throw .unsupportedStream("an Ogg stream of another codec (its first packet starts with \(hex(base + start, 8)))")
     }
   }
-
-  /// Copies up to `count` bytes from the ring's read position without consuming them.
-  static func peek(_ ring: RingBuffer, into target: UnsafeMutablePointer<UInt8>, count: Int) -> Int {
-    var done = 0
-    while done < count {
-      let region = ring.readableRegion(afterSkipping: done)
-      let n = min(region.count, count - done)
-      guard n > 0, let source = region.baseAddress else { break }
-      (target + done).update(from: source.assumingMemoryBound(to: UInt8.self), count: n)
-      done += n
-    }
-    return done
-  }
 }
 
 /// FLAC as LMS sends it (`strm` format `f`): native FLAC, or an Ogg stream (Ogg FLAC, LMS's `ogf`
@@ -98,9 +85,7 @@ public final class FLACStreamDecoder: AudioDecoder {
     if let inner { return try inner.decode(from: input, to: output) }
     guard input.ring.fill >= 4 || input.hasEnded else { return .needsInput }
     var magic: UInt32 = 0
-    withUnsafeMutableBytes(of: &magic) { bytes in
-      _ = OggStreamDecoder.peek(input.ring, into: bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), count: 4)
-    }
+    _ = withUnsafeMutableBytes(of: &magic) { input.ring.peek(into: $0) }
     inner = UInt32(bigEndian: magic) == 0x4F67_6753 ? OggStreamDecoder() : try FLACDecoder()  // "OggS"
     return .decoded
   }

@@ -18,6 +18,26 @@ import Testing
     #expect(ring.totalConsumed == 175)
   }
 
+  /// A look at bytes not yet read, across the wrap, leaves them to be read.
+  @Test func peekCopiesAcrossTheWrapWithoutConsuming() {
+    let ring = RingBuffer(capacity: 10)
+    var scratch = [UInt8](repeating: 0, count: 8)
+    _ = scratch.withUnsafeBytes { ring.write($0) }
+    _ = scratch.withUnsafeMutableBytes { ring.read(into: $0) }
+    let bytes: [UInt8] = [1, 2, 3, 4, 5, 6]  // two before the wrap, four after
+    _ = bytes.withUnsafeBytes { ring.write($0) }
+    var seen = [UInt8](repeating: 0, count: 8)
+    #expect(seen.withUnsafeMutableBytes { ring.peek(into: $0) } == 6)
+    #expect(Array(seen[0..<6]) == bytes)
+    var later = [UInt8](repeating: 0, count: 3)
+    #expect(later.withUnsafeMutableBytes { ring.peek(into: $0, skipping: 1) } == 3)
+    #expect(later == [2, 3, 4])
+    #expect(ring.fill == 6)
+    var read = [UInt8](repeating: 0, count: 6)
+    #expect(read.withUnsafeMutableBytes { ring.read(into: $0) } == 6)
+    #expect(read == bytes)
+  }
+
   @Test func writeStopsWhenFull() {
     let ring = RingBuffer(capacity: 8)
     let data = [UInt8](repeating: 1, count: 12)

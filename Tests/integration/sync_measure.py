@@ -54,13 +54,22 @@ class SyncRig(PulseServer):
 
     @contextlib.contextmanager
     def recording(self, path: Path) -> Iterator[Callable[[], float]]:
-        """Records the 4-channel monitor into `path`; yields a clock: seconds into the recording."""
+        """Records the 4-channel monitor into `path`; yields a clock: seconds into the recording.
+
+        The recorder takes a moment (up to a second on a loaded machine) to deliver its first frame,
+        so the clock counts from when that frame was recorded, not from the launch: a clock from the
+        launch runs ahead of the recording, and a phase that ends "0.5 s before the skip" then takes
+        in the skip itself."""
         with open(path, "wb") as out:
             recorder = subprocess.Popen(
                 ["parec", "-d", "sync_all.monitor", "--raw", "--format=s16le", f"--rate={RATE}", "--channels=4",
                  "--channel-map=aux0,aux1,aux2,aux3", "--latency-msec=20"],
                 env=self.env, stdout=out)
-            started = time.monotonic()
+            deadline = time.monotonic() + 10
+            while (size := os.path.getsize(path)) == 0 and time.monotonic() < deadline and recorder.poll() is None:
+                time.sleep(0.005)
+            assert size > 0, "the recorder delivered nothing"
+            started = time.monotonic() - size / (4 * 2 * RATE)
             try:
                 yield lambda: time.monotonic() - started
             finally:

@@ -141,6 +141,7 @@ let package = Package(
       dependencies: [
         "AudioOutput",
         "CSupport",
+        "Decoders",
         "LMSControl",
         "LocalControl",
         "Offline",

@@ -6,17 +6,21 @@ public struct AudioFormat: Equatable, Sendable, CustomStringConvertible {
   public var bitsPerSample: Int
   /// The track's own rate when its frames were resampled to `sampleRate` (`-R`).
   public var resampledFrom: Int?
+  /// The frames are DSD over PCM (DoP): a DAC reads the bits back, so nothing on the way may touch
+  /// them (no gain, no fade, no dither, no resampling).
+  public var dop: Bool
 
-  public init(sampleRate: Int, channels: Int, bitsPerSample: Int, resampledFrom: Int? = nil) {
+  public init(sampleRate: Int, channels: Int, bitsPerSample: Int, resampledFrom: Int? = nil, dop: Bool = false) {
     self.sampleRate = sampleRate
     self.channels = channels
     self.bitsPerSample = bitsPerSample
     self.resampledFrom = resampledFrom
+    self.dop = dop
   }
 
   public var description: String {
     "\(bitsPerSample)-bit \(sampleRate) Hz \(channels == 1 ? "mono" : "\(channels) ch")"
-      + (resampledFrom.map { " (resampled from \($0) Hz)" } ?? "")
+      + (resampledFrom.map { " (resampled from \($0) Hz)" } ?? "") + (dop ? " DoP" : "")
   }
 }
 

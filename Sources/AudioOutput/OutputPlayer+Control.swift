@@ -81,7 +81,7 @@ extension OutputPlayer {
     }
     if let gain = pending.gain {
       volume = gain
-      gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+      gains = trackGains()
     }
     if pending.stop {
       state = .stopped

@@ -66,7 +66,8 @@ extension OutputPlayer {
 
   /// Writes up to `frames` (at most a buffer of them) of silence; frames written, nil on failure.
   func writeSilence(frames: Int) -> Int? {
-    write(UnsafeBufferPointer(rebasing: silence[0..<min(frames, silence.count / 2) * 2]), dither: false)
+    let source = carriesDoP ? dopSilence : silence
+    return write(UnsafeBufferPointer(rebasing: source[0..<min(frames, source.count / 2) * 2]), dither: false)
   }
 
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {

@@ -14,7 +14,8 @@ extension OutputPlayer {
   /// The window before `boundary` in which the current track crossfades or fades out.
   func transitionPlan(into boundary: TrackBoundary, readFrame: Int) -> TransitionPlan? {
     if let plan, plan.trackID == boundary.trackID { return plan.frames > 0 ? plan : nil }
-    guard boundary.isNewTrack, trackID >= 0 else { return nil }
+    // DoP frames are bits for the DAC: no fade may touch them, nor mix them.
+    guard boundary.isNewTrack, trackID >= 0, !carriesDoP, !boundary.format.dop else { return nil }
     let transition = treatments.withLock { $0[boundary.trackID]?.transition } ?? Transition()
     let rate = device.isOpen ? device.sampleRate : boundary.format.sampleRate
     // The old track's frames: those played plus those still before the boundary.
@@ -80,7 +81,9 @@ extension OutputPlayer {
     guard boundary.isNewTrack else { return }
     let wasPlaying = trackID >= 0
     treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
-    gains = ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+    carriesDoP = boundary.format.dop
+    if carriesDoP && !dopSilenceFilled { fillDoPSilence() }
+    gains = trackGains()
     trackID = boundary.trackID
     trackStartFrame = boundary.frame
     plan = nil
@@ -102,9 +105,26 @@ extension OutputPlayer {
     case .crossfade: fadeIn = (boundary.frame, wasPlaying ? 0 : transition.seconds * rate)
     case .none, .fadeOut: break
     }
-    if fadeIn?.frames == 0 { fadeIn = nil }
+    if fadeIn?.frames == 0 || carriesDoP { fadeIn = nil }
     framesPlayed = 0
     publish(running: true)
     onEvent(.trackStarted(trackID: boundary.trackID))
+  }
+
+  /// The server's volume and the track's treatment; for DoP, none (squeezelite does the same):
+  /// volume then belongs to the DAC or a hardware control (`-V`).
+  func trackGains() -> ChannelGains {
+    carriesDoP ? .unity : ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+  }
+
+  /// DoP's silence: the DSD idle pattern 0x69 behind the markers, alternating frame by frame.
+  func fillDoPSilence() {
+    for frame in 0..<dopSilence.count / 2 {
+      let marker: UInt32 = frame % 2 == 0 ? 0x05 : 0xFA
+      let word = Int32(bitPattern: marker << 24 | 0x69 << 16 | 0x69 << 8)
+      dopSilence[2 * frame] = word
+      dopSilence[2 * frame + 1] = word
+    }
+    dopSilenceFilled = true
   }
 }

@@ -123,6 +123,13 @@ public final class OutputPlayer: @unchecked Sendable {
   /// After a failed open, no new attempt before this time.
   var nextOpenAttempt: UInt64 = 0
   let silence: UnsafeMutableBufferPointer<Int32>
+  /// DSD silence in DoP frames (`silence`'s length), written instead of zeros while the track is
+  /// DoP, so the DAC stays in DSD mode; filled when the first DoP track begins (untouched until
+  /// then, it costs no resident memory).
+  let dopSilence: UnsafeMutableBufferPointer<Int32>
+  var dopSilenceFilled = false
+  /// The current track is DSD over PCM: unity gain, no fades, DoP silence.
+  var carriesDoP = false
   /// Scratch for crossfade mixing, one chunk long.
   let mix: UnsafeMutableBufferPointer<Int32>
   /// The transition planned into the next boundary, computed once per boundary.
@@ -144,12 +151,14 @@ public final class OutputPlayer: @unchecked Sendable {
     self.onEvent = onEvent
     silence = .allocate(capacity: 2 * 4096)
     silence.initialize(repeating: 0)
+    dopSilence = .allocate(capacity: 2 * 4096)
     mix = .allocate(capacity: 2 * 16384)
     mix.initialize(repeating: 0)
   }
 
   deinit {
     silence.deallocate()
+    dopSilence.deallocate()
     mix.deallocate()
   }
 

@@ -18,9 +18,13 @@ public struct PCMParameters: Sendable, Equatable {
 }
 
 public enum DecoderFactory {
-  /// A fresh decoder for one track. `pcm` only matters for `.pcm`.
-  public static func make(codec: Codec, pcm: PCMParameters? = nil) throws(DecodeError) -> any AudioDecoder {
+  /// A fresh decoder for one track. `pcm` only matters for `.pcm`, `dsd` for `.dsd`.
+  public static func make(
+    codec: Codec, pcm: PCMParameters? = nil, dsd: DSDOutput = .pcm
+  ) throws(DecodeError) -> any AudioDecoder {
     switch codec {
+    case .dsd:
+      return DSDDecoder(output: dsd)
     case .alac:
       return ALACDecoder()
     case .aac:

@@ -1,5 +1,6 @@
 import AudioBuffers
 import AudioOutput
+import Decoders
 import Logging
 import NIOCore
 import Resampling
@@ -35,17 +36,20 @@ public final class AudioPipeline {
     public var outputBufferBytes: Int
     public var output: OutputPlayer.Configuration
     public var resampling: ResamplingSettings?
+    /// How DSD tracks are played (`-D`).
+    public var dsd: DSDOutput
     /// The longest any call here waits for the decoder or output thread.
     public var waitMilliseconds = 2000
 
     public init(
       streamBufferBytes: Int, outputBufferBytes: Int, output: OutputPlayer.Configuration = .init(),
-      resampling: ResamplingSettings? = nil
+      resampling: ResamplingSettings? = nil, dsd: DSDOutput = .pcm
     ) {
       self.streamBufferBytes = streamBufferBytes
       self.outputBufferBytes = outputBufferBytes
       self.output = output
       self.resampling = resampling
+      self.dsd = dsd
     }
   }
 
@@ -83,6 +87,7 @@ public final class AudioPipeline {
     self.player = player
     worker = DecoderWorker(
       input: input, output: output, wakeup: decoderWakeup, hold: hold, resampling: configuration.resampling,
+      dsd: configuration.dsd,
       onEvent: decoderEvent,
       // Only the open source waits for room; the other one ignores this.
       inputConsumed: {

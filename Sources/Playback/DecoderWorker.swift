@@ -65,6 +65,7 @@ final class DecoderWorker: Sendable {
   private let input: StreamInput
   private let output: FrameOutput
   private let resampling: ResamplingSettings?
+  private let dsd: DSDOutput
   private let inbox = Mutex(Inbox())
   private let current = Mutex(Current())
   private let onEvent: @Sendable (DecoderEvent) -> Void
@@ -75,12 +76,13 @@ final class DecoderWorker: Sendable {
 
   init(
     input: StreamInput, output: FrameOutput, wakeup: Wakeup, hold: ProducerHold, resampling: ResamplingSettings? = nil,
-    onEvent: @escaping @Sendable (DecoderEvent) -> Void,
+    dsd: DSDOutput = .pcm, onEvent: @escaping @Sendable (DecoderEvent) -> Void,
     inputConsumed: @escaping @Sendable () -> Void, framesCommitted: @escaping @Sendable () -> Void
   ) {
     self.input = input
     self.output = output
     self.resampling = resampling
+    self.dsd = dsd
     self.wakeup = wakeup
     self.hold = hold
     self.onEvent = onEvent
@@ -211,7 +213,7 @@ final class DecoderWorker: Sendable {
 
   private func install(_ next: DecodeJob, into current: inout Current) {
     do {
-      let decoder = try DecoderFactory.make(codec: next.codec, pcm: next.pcm)
+      let decoder = try DecoderFactory.make(codec: next.codec, pcm: next.pcm, dsd: dsd)
       current.decoder = resampling.map { ResamplingDecoder(wrapping: decoder, settings: $0) } ?? decoder
       current.job = next
       current.reportedFormat = false

@@ -101,6 +101,10 @@ public final class ResamplingDecoder: AudioDecoder {
       route = .resampling(resampler, input: input, output: output)
       return
     }
+    guard !input.dop else {
+      route = .direct(input)  // DSD bits: the DAC needs them as they are
+      return
+    }
     let rate = OutputRateChoice.rate(
       for: input.sampleRate, supported: settings.supportedRates, recipe: settings.recipe)
     guard rate != input.sampleRate else {

@@ -123,14 +123,14 @@ public struct BufferSizes: Equatable, Sendable {
 extension Codec {
   /// Names squeezelite's `-c`/`-e` know for codecs this player does not decode yet: a squeezelite
   /// line that names them still starts (`-c` leaves them out, `-e` has nothing to remove).
-  public static let squeezeliteOnlyNames: Set<String> = ["wma", "dsd"]
+  public static let squeezeliteOnlyNames: Set<String> = ["wma"]
 
   /// `-c` picks and orders codecs; `-e` removes some. Also returns the squeezelite names `-c`
   /// asked for that are left out.
   public static func selection(
     include: String?, exclude: String?
   ) throws(OptionError) -> (codecs: [Codec], leftOut: [String]) {
-    let known = "known: alac, aac, flac, opus, ogg, mp3, pcm"
+    let known = "known: dsd, alac, aac, flac, opus, ogg, mp3, pcm"
     var codecs = defaultOrder
     var leftOut: [String] = []
     if let include {
@@ -202,6 +202,47 @@ public struct RateSpecification: Equatable, Sendable {
   }
 
   public var maximum: Int { rates.max() ?? 44100 }
+}
+
+/// `-D [delay][:format]`: the output takes DSD. `dop` (the default), `dop24`, `dop24_3`: DSD over
+/// PCM, whatever the device's 24- or 32-bit sample format; `u8`, `u16le`, `u16be`, `u32le`,
+/// `u32be`: native DSD, which this player does not write yet, so those tracks are converted to
+/// PCM. `delay`: milliseconds of silence around a switch between PCM and DSD, for DACs that mute
+/// while they change mode.
+public struct DSDOutputOption: Equatable, Sendable {
+  public enum Format: String, Equatable, Sendable, CaseIterable {
+    case dop, dop24, dop24_3, u8, u16le, u16be, u32le, u32be
+
+    public var isDoP: Bool { self == .dop || self == .dop24 || self == .dop24_3 }
+  }
+
+  public var format: Format
+  public var switchDelayMilliseconds: Int
+
+  public init(format: Format = .dop, switchDelayMilliseconds: Int = 0) {
+    self.format = format
+    self.switchDelayMilliseconds = switchDelayMilliseconds
+  }
+
+  /// `-D` alone is an empty text.
+  public init(parsing text: String) throws(OptionError) {
+    let (delayPart, formatPart) = text.splitOnce(":")
+    var delay = 0
+    if !delayPart.isEmpty {
+      guard let value = Int(delayPart), (0...10_000).contains(value) else {
+        throw .invalid("-D", text, "delay must be 0 to 10000 ms")
+      }
+      delay = value
+    }
+    var format = Format.dop
+    if let formatPart, !formatPart.isEmpty {
+      guard let value = Format(rawValue: formatPart) else {
+        throw .invalid("-D", text, "format is one of " + Format.allCases.map(\.rawValue).joined(separator: ", "))
+      }
+      format = value
+    }
+    self.init(format: format, switchDelayMilliseconds: delay)
+  }
 }
 
 public struct OptionError: Error, CustomStringConvertible, Equatable {

@@ -1,5 +1,6 @@
 import AudioOutput
 import CSupport
+import Decoders
 import LMSControl
 import LocalControl
 import Logging
@@ -304,7 +305,7 @@ struct PlayerRuntime {
         pipeline: .init(
           streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: outputBytes,
           output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds),
-          resampling: resampling),
+          resampling: resampling, dsd: dsdOutput()),
         maximumSampleRate: maximumSampleRate()),
       device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume,
       logger: Logger(label: LogConfiguration.Category.stream.rawValue))
@@ -331,6 +332,12 @@ struct PlayerRuntime {
 
   /// The highest rate the output can play natively: the `-r` list when given; for ALSA the
   /// device's own maximum; stdout and null take any rate.
+  /// DoP when `-D` asks for it (up to the rates the output takes), else PCM.
+  private func dsdOutput() -> DSDOutput {
+    guard let option = settings.dsdOutput, option.format.isDoP else { return .pcm }
+    return DSDOutput(delivery: .dop, maximumRate: maximumSampleRate())
+  }
+
   private func maximumSampleRate() -> Int {
     let playable: Int
     if let rates = settings.rates {

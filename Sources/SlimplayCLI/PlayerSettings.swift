@@ -28,6 +28,8 @@ public struct PlayerSettings: Equatable, Sendable {
   public var maximumRateLimit: Int?
   /// `-R`/`-u`: tracks are resampled (libsoxr) to a rate the output takes.
   public var resampling: ResampleRecipe?
+  /// `-D`: the output takes DSD; nil: DSD is converted to PCM.
+  public var dsdOutput: DSDOutputOption?
   public var idleCloseSeconds: Int?
   /// `-V` or `-U`.
   public var mixer: MixerSettings?

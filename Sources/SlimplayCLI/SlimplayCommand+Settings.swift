@@ -134,7 +134,16 @@ extension SlimplayCommand {
     settings.logFile = logFile
     settings.daemonize = daemonize
     if let dsdOutput {
-      settings.ignoredOptions.append("-D \(dsdOutput): DSD is not played yet; the option is ignored")
+      do {
+        let option = try DSDOutputOption(parsing: dsdOutput)
+        settings.dsdOutput = option
+        if !option.format.isDoP {
+          settings.ignoredOptions.append(
+            "-D \(dsdOutput): native DSD (\(option.format.rawValue)) is not written yet; DSD is converted to PCM")
+        }
+      } catch {
+        throw UsageError(error.description)
+      }
     }
     if let resampling {
       do {

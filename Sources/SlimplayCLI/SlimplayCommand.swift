@@ -90,7 +90,9 @@ public struct SlimplayCommand: RunnableCommand {
         \.readWaveHeaders),
       .value(
         "-D", valueName: "[delay][:format]",
-        help: "DSD output (accepted for squeezelite set-ups; DSD is not played yet).", .optionalText(\.dsdOutput)),
+        help:
+          "The output takes DSD: delay = ms of silence around a PCM/DSD switch; format dop (default), dop24, dop24_3 (DSD over PCM), or u8, u16le, u16be, u32le, u32be (native, not written yet: converted to PCM). Without -D, DSD is converted to PCM.",
+        .optionalText(\.dsdOutput)),
       .value(
         "-R", "-u", valueName: "[recipe]",
         help:

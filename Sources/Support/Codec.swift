@@ -9,13 +9,17 @@ public enum Codec: String, CaseIterable, Sendable {
   case vorbis
   case mp3
   case pcm
+  /// DSD in DSF or DSDIFF files.
+  case dsd
 
   /// The order offered to the server when `-c` does not say, squeezelite's. LMS streams a file in
   /// the first format of this list it has a rule for. Only MP4 files have rules to `alc` and
   /// `aac`, and only Ogg files to `ogg`; they come first because LMS 7.9 also has rules that turn
   /// all three into FLAC with its own faad or sox: this way they arrive as they are and are
   /// decoded here (and can be cached for offline play). Every other file goes by lossless first.
-  public static let defaultOrder: [Codec] = [.alac, .aac, .vorbis, .flac, .opus, .mp3, .pcm]
+  /// DSD files have rules to `dsf`/`dff` only (or a transcode with LMS's own tools): first, as
+  /// squeezelite lists them.
+  public static let defaultOrder: [Codec] = [.dsd, .alac, .aac, .vorbis, .flac, .opus, .mp3, .pcm]
 
   /// A `-c`/`-e` name: ours or squeezelite's.
   public init?(name: String) {
@@ -27,6 +31,7 @@ public enum Codec: String, CaseIterable, Sendable {
     case "vorbis", "ogg": self = .vorbis
     case "mp3", "mpg", "mad": self = .mp3
     case "pcm", "aif", "wav": self = .pcm
+    case "dsd", "dsf", "dff": self = .dsd
     default: return nil
     }
   }
@@ -44,6 +49,7 @@ public enum Codec: String, CaseIterable, Sendable {
     // LMS 7.9 types Ogg files `ogg` (it does not index Opus; LMS 8 types Opus `ops`).
     case "ogg", "oga", "vorbis": self = .vorbis
     case "wav", "aif", "aiff", "pcm": self = .pcm
+    case "dsf", "dff": self = .dsd
     default: return nil
     }
   }
@@ -58,6 +64,7 @@ public enum Codec: String, CaseIterable, Sendable {
     case .vorbis: UInt8(ascii: "o")
     case .mp3: UInt8(ascii: "m")
     case .pcm: UInt8(ascii: "p")
+    case .dsd: UInt8(ascii: "d")
     }
   }
 
@@ -77,6 +84,7 @@ public enum Codec: String, CaseIterable, Sendable {
     case .vorbis: ["ogg"]
     case .mp3: ["mp3"]
     case .pcm: ["aif", "pcm"]
+    case .dsd: ["dsf", "dff"]
     }
   }
 }

@@ -16,9 +16,10 @@ import Testing
     case resampling
   }
 
-  /// 44.1 kHz (48 kHz for Opus) plays as it is, or goes to 96 kHz.
+  /// The codec's rate (44.1 kHz, 48 kHz for Opus, 352.8 kHz for DSD converted to PCM) plays as it
+  /// is, or goes to 96 kHz.
   private func wrapped(_ codec: Codec, _ stage: Stage) throws -> ResamplingDecoder {
-    let rates = stage == .passThrough ? [96000, 48000, 44100] : [96000]
+    let rates = stage == .passThrough ? [352_800, 96000, 48000, 44100] : [96000]
     return ResamplingDecoder(
       wrapping: try DecoderFactory.make(codec: codec),
       settings: ResamplingSettings(recipe: try ResampleRecipe(parsing: "E"), supportedRates: rates))
@@ -53,7 +54,9 @@ import Testing
     let first = output.boundaries.peek()
     #expect(first?.trackID == 3 && first?.frame == 0 && first?.isNewTrack == true)
     #expect(first?.format == decoder.format)
-    #expect(first?.format.sampleRate == (stage == .resampling ? 96000 : codec == .opus ? 48000 : 44100))
+    #expect(
+      first?.format.sampleRate
+        == (stage == .resampling ? 96000 : codec == .opus ? 48000 : codec == .dsd ? 352_800 : 44100))
   }
 
   /// Where to cut a stream in two near `position`: for Ogg, just past the header of the page

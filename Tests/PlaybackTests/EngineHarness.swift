@@ -1,4 +1,5 @@
 import AudioOutput
+import Decoders
 import Logging
 import NIOCore
 import NIOPosix
@@ -37,7 +38,7 @@ final class EngineHarness: Sendable {
   let log = EventLog()
   let engine: StreamingEngine
 
-  init(allowance: Int? = nil, streamBufferBytes: Int = 64 << 10) throws {
+  init(allowance: Int? = nil, streamBufferBytes: Int = 64 << 10, dsd: DSDOutput = .pcm) throws {
     let sink = MemorySink(allowance: allowance)
     self.sink = sink
     let loop = group.next()
@@ -45,7 +46,7 @@ final class EngineHarness: Sendable {
     engine = try loop.submit {
       let engine = StreamingEngine(
         configuration: .init(
-          pipeline: .init(streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10),
+          pipeline: .init(streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10, dsd: dsd),
           maximumSampleRate: 192_000),
         device: sink, eventLoop: loop, logger: Logger(label: "test"))
       engine.reporter = log

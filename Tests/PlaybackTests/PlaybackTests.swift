@@ -50,6 +50,35 @@ struct PlaybackTests {
     #expect(harness.log.contains(.status(.underrun)))
   }
 
+  /// A DoP track reaches the device bit for bit at any volume (the DAC reads the bits back), and a
+  /// PCM track after it is played at that volume again.
+  @Test func aDoPTrackIsLeftAloneByTheVolumeAndThePCMTrackAfterItIsNot() throws {
+    defer { directory.remove() }
+    let channels = DSDFiles.randomChannels(2, bytes: 4096 * 6, seed: 3)
+    let dsfPath = directory.path + "/t.dsf"
+    try FileIO.writeAtomically(dsfPath, DSDFiles.dsf(channels))
+    let pcm = TestTrack(frames: 20_000, seed: 6, sampleRate: 176_400)
+    let pcmFile = source(pcm, "after.wav")
+    let harness = try EngineHarness(allowance: 5000, dsd: DSDOutput(delivery: .dop))
+    defer { harness.close() }
+    harness.run { $0.setVolume(left: 0x4000, right: 0x4000) }  // a quarter
+    let a = harness.run { $0.playLocal(LocalSource(path: dsfPath, codec: .dsd)) }
+    #expect(a != nil)
+    #expect(eventually { harness.log.contains(.decoded(a!)) })
+    _ = harness.run { $0.playLocal(pcmFile) }
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.contains(.ended) })
+    let captured = harness.sink.samples
+    let dop = DSDFiles.expectedDoP(channels)
+    #expect(difference(Array(captured.prefix(dop.count)), dop) == nil)
+    let after = captured.dropFirst(dop.count)
+    #expect(after.count == pcm.expected.count)
+    func rms<C: Collection>(_ samples: C) -> Double where C.Element == Int32 {
+      (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(samples.count)).squareRoot()
+    }
+    #expect(abs(rms(after) / rms(pcm.expected) - 0.25) < 0.01)
+  }
+
   @Test func pauseAndResumeLoseAndRepeatNothing() throws {
     defer { directory.remove() }
     let track = TestTrack(frames: 40_000, seed: 3)

@@ -5,9 +5,10 @@ import Testing
 @Suite("-c / -e codecs")
 struct CodecSelectionTests {
   @Test func defaultFormatTokens() throws {
-    // squeezelite's order: MP4 and Ogg first, as only they have rules to those formats in LMS.
-    #expect(try settings([]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"])
-    #expect(PlayerSettings().formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"])
+    // squeezelite's order: DSD, MP4 and Ogg first, as only they have rules to those formats in LMS.
+    let order = ["dsf", "dff", "alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"]
+    #expect(try settings([]).formatTokens == order)
+    #expect(PlayerSettings().formatTokens == order)
   }
 
   @Test func includeListSetsOrder() throws {
@@ -29,15 +30,18 @@ struct CodecSelectionTests {
     #expect(Codec(name: "alac") == .alac)
     #expect(Codec(name: "alc") == .alac)
     #expect(Codec(name: "wma") == nil)
+    #expect(Codec(name: "dsd") == .dsd)
+    #expect(Codec(name: "dff") == .dsd)
+    #expect(Codec(fileType: "dsf") == .dsd)
   }
 
   /// squeezelite's names for codecs not decoded here: a squeezelite line still starts; `-c` leaves
   /// them out (said once in the log), `-e` has nothing to remove.
   @Test func squeezelitesOtherCodecNamesAreLeftOut() throws {
     let chosen = try settings(["-c", "wma,flac,dsd,mp3"])
-    #expect(chosen.codecs == [.flac, .mp3])
-    #expect(chosen.ignoredOptions.count == 2)
-    #expect(chosen.ignoredOptions.allSatisfy { $0.hasPrefix("-c wma") || $0.hasPrefix("-c dsd") })
+    #expect(chosen.codecs == [.flac, .dsd, .mp3])
+    #expect(chosen.ignoredOptions.count == 1)
+    #expect(chosen.ignoredOptions.allSatisfy { $0.hasPrefix("-c wma") })
     #expect(
       try settings(["-e", "wma,dsd,opus"]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "mp3", "aif", "pcm"])
     #expect(try settings(["-e", "wma"]).ignoredOptions.isEmpty)
@@ -47,9 +51,9 @@ struct CodecSelectionTests {
 
   @Test func excludeRemovesTokens() throws {
     let s = try settings(["-e", "opus"])
-    #expect(s.formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "mp3", "aif", "pcm"])
+    #expect(s.formatTokens == ["dsf", "dff", "alc", "aac", "ogg", "ogf", "flc", "mp3", "aif", "pcm"])
     #expect(!s.formatTokens.contains("ops"))
-    #expect(try settings(["-e", "opus,pcm,ogg,aac,alac"]).formatTokens == ["ogf", "flc", "mp3"])
+    #expect(try settings(["-e", "opus,pcm,ogg,aac,alac,dsd"]).formatTokens == ["ogf", "flc", "mp3"])
   }
 
   @Test func includeThenExclude() throws {
@@ -64,6 +68,8 @@ struct CodecSelectionTests {
 
   @Test func excludingEverythingThrows() {
     #expect(throws: (any Error).self) { try settings(["-c", "flac", "-e", "flac"]) }
-    #expect(throws: OptionError.self) { try Codec.selection(include: nil, exclude: "alac,aac,flac,opus,ogg,mp3,pcm") }
+    #expect(throws: OptionError.self) {
+      try Codec.selection(include: nil, exclude: "alac,aac,flac,opus,ogg,mp3,pcm,dsd")
+    }
   }
 }

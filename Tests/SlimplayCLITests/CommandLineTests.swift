@@ -17,7 +17,7 @@ struct CommandLineTests {
     #expect(s.output == .alsa("default"))
     #expect(s.outputParameters == OutputParameters())
     #expect(s.buffers == BufferSizes.withCache())
-    #expect(s.codecs == [.alac, .aac, .vorbis, .flac, .opus, .mp3, .pcm])
+    #expect(s.codecs == [.dsd, .alac, .aac, .vorbis, .flac, .opus, .mp3, .pcm])
     #expect(s.rates == nil)
     #expect(s.idleCloseSeconds == nil)
     // LMS's heartbeat is every 5 s: three missed ones, or a silent one plus a stalled stream.

@@ -67,8 +67,11 @@ struct SqueezeliteOptionsTests {
 
   @Test func waveFilesAreOfferedWithW() throws {
     #expect(
-      try settings(["-W"]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "wav", "aif", "pcm"])
-    #expect(try settings([]).formatTokens == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"])
+      try settings(["-W"]).formatTokens == [
+        "dsf", "dff", "alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "wav", "aif", "pcm",
+      ])
+    #expect(
+      try settings([]).formatTokens == ["dsf", "dff", "alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"])
     #expect(try settings(["-W", "-c", "pcm"]).formatTokens == ["wav", "aif", "pcm"])
   }
 
@@ -79,9 +82,25 @@ struct SqueezeliteOptionsTests {
     #expect(try settings([]).logFile == nil)
   }
 
+  /// squeezelite's `-D [delay][:format]`: DoP by default; native formats are taken and named in
+  /// the log (their tracks are converted to PCM); anything else is refused.
+  @Test func dsdOutput() throws {
+    #expect(try settings(["-D"]).dsdOutput == DSDOutputOption(format: .dop, switchDelayMilliseconds: 0))
+    #expect(try settings(["-D", "500"]).dsdOutput == DSDOutputOption(format: .dop, switchDelayMilliseconds: 500))
+    #expect(
+      try settings(["-D", ":dop24_3"]).dsdOutput == DSDOutputOption(format: .dop24_3, switchDelayMilliseconds: 0))
+    let native = try settings(["-D", "3:u32be"])
+    #expect(native.dsdOutput == DSDOutputOption(format: .u32be, switchDelayMilliseconds: 3))
+    #expect(native.ignoredOptions.count == 1 && native.ignoredOptions[0].contains("converted to PCM"))
+    #expect(try settings([]).dsdOutput == nil)
+    for bad in ["x", "5:dsd", "-1", "20000:dop"] {
+      #expect(throws: (any Error).self, "\(bad)") { try settings(["-D", bad]) }
+    }
+  }
+
   @Test func optionsWithNothingBehindThemYetAreNamedInTheLog() throws {
     let ignored = try settings(["-D", "-i", "-v"]).ignoredOptions
-    #expect(ignored.count == 3)
+    #expect(ignored.count == 2)
     #expect(ignored.allSatisfy { $0.hasPrefix("-") })
     #expect(try settings([]).ignoredOptions.isEmpty)
     // As in squeezelite, one relay: a script or a GPIO line.

@@ -97,14 +97,16 @@ struct SupportTests {
     #expect(Codec(streamFormatByte: UInt8(ascii: "p")) == .pcm)
     #expect(Codec(streamFormatByte: UInt8(ascii: "a")) == .aac)
     #expect(Codec(streamFormatByte: UInt8(ascii: "l")) == .alac)
-    #expect(Codec(streamFormatByte: UInt8(ascii: "d")) == nil)  // DSD
+    #expect(Codec(streamFormatByte: UInt8(ascii: "d")) == .dsd)
     #expect(Codec(fileType: "OGG") == .vorbis)  // LMS 7.9 types Ogg Vorbis `ogg`
     #expect(Codec(fileType: "ops") == .opus)
     #expect(Codec(streamFormatByte: UInt8(ascii: "o")) == .vorbis)
     // LMS's scanner types an MP4 file `alc` when it holds Apple Lossless, else `mp4`.
     #expect(Codec(fileType: "alc") == .alac)
     #expect(Codec(fileType: "mp4") == .aac)
-    #expect(Codec(fileType: "dsf") == nil)
+    #expect(Codec(fileType: "dsf") == .dsd)
+    #expect(Codec(fileType: "dff") == .dsd)
+    #expect(Codec(streamFormatByte: UInt8(ascii: "w")) == nil)  // WMA
   }
 }
 

@@ -1,0 +1,191 @@
+import AudioBuffers
+import Decoders
+import Resampling
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// DSD files made here (no Debian tool writes them): DSF and DSDIFF around bits from a seeded
+/// generator or from a 2nd-order sigma-delta modulator of a sine.
+@Suite struct DSDDecoderTests {
+  typealias Channels = DSDFiles.Channels
+  static let dsd64 = DSDFiles.dsd64
+  static func dsf(_ channels: Channels, rate: Int = dsd64, blockSize: Int = 4096, samples: Int? = nil) -> [UInt8] {
+    DSDFiles.dsf(channels, rate: rate, blockSize: blockSize, samples: samples)
+  }
+  static func dff(_ channels: Channels, rate: Int = dsd64, compression: String = "DSD ") -> [UInt8] {
+    DSDFiles.dff(channels, rate: rate, compression: compression)
+  }
+  static func randomChannels(_ count: Int, bytes: Int, seed: UInt64) -> Channels {
+    DSDFiles.randomChannels(count, bytes: bytes, seed: seed)
+  }
+  static func modulatedSine(frequency: Double, amplitude: Double, bytes: Int) -> Channels {
+    DSDFiles.modulatedSine(frequency: frequency, amplitude: amplitude, bytes: bytes)
+  }
+  static func expectedDoP(_ channels: Channels) -> [Int32] { DSDFiles.expectedDoP(channels) }
+
+  static let dop = DSDOutput(delivery: .dop)
+
+  // MARK: DoP
+
+  @Test(arguments: [UInt64(1), 2])
+  func dsfPlaysAsDoPBitForBit(seed: UInt64) throws {
+    // 3.5 blocks per channel: the padding of the last block is not played.
+    let channels = Self.randomChannels(2, bytes: 4096 * 3 + 2048, seed: seed)
+    let run = try decodeAll(DSDDecoder(output: Self.dop), Self.dsf(channels), seed: seed, maxChunk: 5000)
+    #expect(run.finished)
+    #expect(run.samples == Self.expectedDoP(channels))
+    #expect(
+      run.boundaries.map(\.format) == [AudioFormat(sampleRate: 176_400, channels: 2, bitsPerSample: 24, dop: true)])
+  }
+
+  @Test func dsdiffPlaysAsDoPBitForBit() throws {
+    let channels = Self.randomChannels(2, bytes: 10000, seed: 9)
+    let file = Self.dff(channels, rate: 2 * Self.dsd64)
+    let run = try decodeAll(DSDDecoder(output: Self.dop), file, seed: 3, maxChunk: 3001)
+    #expect(run.samples == Self.expectedDoP(channels))
+    #expect(run.boundaries.first?.format.sampleRate == 352_800)
+  }
+
+  @Test func anOddLastByteIsCompletedWithSilenceAndMonoPlaysOnBothSides() throws {
+    let channels = Self.randomChannels(1, bytes: 4096 + 7, seed: 5)
+    let run = try decodeAll(DSDDecoder(output: Self.dop), Self.dsf(channels, samples: (4096 + 7) * 8), seed: 2)
+    #expect(run.samples == Self.expectedDoP(channels))
+    let runDFF = try decodeAll(DSDDecoder(output: Self.dop), Self.dff(channels), seed: 2)
+    #expect(runDFF.samples == Self.expectedDoP(channels))
+  }
+
+  @Test func ofMoreChannelsTheFirstTwoPlay() throws {
+    let channels = Self.randomChannels(4, bytes: 6000, seed: 11)
+    let run = try decodeAll(DSDDecoder(output: Self.dop), Self.dsf(channels), seed: 4)
+    #expect(run.samples == Self.expectedDoP(Array(channels[0..<2])))
+    let runDFF = try decodeAll(DSDDecoder(output: Self.dop), Self.dff(channels), seed: 4)
+    #expect(runDFF.samples == Self.expectedDoP(Array(channels[0..<2])))
+  }
+
+  /// After a seek LMS sends the file's header, then the data from a block further on: the header
+  /// counts more than follows, and the stream simply ends.
+  @Test func aStreamShorterThanItsHeaderSaysPlaysWhatCame() throws {
+    let channels = Self.randomChannels(2, bytes: 4096 * 4, seed: 6)
+    let file = Self.dsf(channels)
+    let headerBytes = file.count - 4096 * 4 * 2
+    let seeked = Array(file[0..<headerBytes]) + Array(file[(headerBytes + 2 * 4096 * 2)...])
+    let run = try decodeAll(DSDDecoder(output: Self.dop), seeked, seed: 8)
+    #expect(run.finished)
+    let rest = channels.map { Array($0[(2 * 4096)...]) }
+    #expect(run.samples == Self.expectedDoP(rest))
+  }
+
+  /// `-R` never touches DoP: the frames pass a resampler that would take any other track to 96 kHz.
+  @Test func doPPassesTheResamplerUntouched() throws {
+    let channels = Self.randomChannels(2, bytes: 9000, seed: 12)
+    let decoder = ResamplingDecoder(
+      wrapping: DSDDecoder(output: Self.dop),
+      settings: ResamplingSettings(recipe: try ResampleRecipe(parsing: "vX"), supportedRates: [96000]))
+    let run = try decodeAll(decoder, Self.dsf(channels), seed: 2)
+    #expect(run.samples == Self.expectedDoP(channels))
+    #expect(run.boundaries.first?.format.sampleRate == 176_400)
+  }
+
+  @Test func aDoPRateAboveTheOutputsIsConvertedToPCM() throws {
+    let channels = Self.randomChannels(2, bytes: 4096, seed: 1)
+    let decoder = DSDDecoder(output: DSDOutput(delivery: .dop, maximumRate: 192_000))
+    let run = try decodeAll(decoder, Self.dsf(channels, rate: 4 * Self.dsd64), seed: 1)
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 1_411_200, channels: 2, bitsPerSample: 24)])
+    #expect(decoder.content == "DSF DSD256, converted to PCM")
+  }
+
+  // MARK: PCM
+
+  /// A −6 dB 1 kHz sine through the modulator comes out of the conversion at −6 dBFS, at an
+  /// eighth of the DSD rate, with what is not the sine (the modulator's noise left by the filter)
+  /// more than 50 dB down; the same bits in DSDIFF give the same samples.
+  @Test func conversionToPCMKeepsTheSignal() throws {
+    let channels = Self.modulatedSine(frequency: 1000, amplitude: 0.5, bytes: 60000)
+    let run = try decodeAll(DSDDecoder(output: .pcm), Self.dsf(channels), seed: 3)
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 352_800, channels: 2, bitsPerSample: 24)])
+    #expect(run.samples.count == 2 * 60000)
+    for side in 0..<2 {
+      // Past the filter's start (its history begins as silence).
+      let y = stride(from: 2 * 1000 + side, to: run.samples.count, by: 2).map {
+        Double(run.samples[$0]) / 2_147_483_648
+      }
+      // Least-squares fit of a sine and cosine at 1 kHz plus an offset, whatever the delay.
+      let w = 2 * Double.pi * 1000 / 352_800
+      var s = [0.0, 0.0, 0.0]
+      var m = [[Double]](repeating: [0, 0, 0], count: 3)
+      for (n, value) in y.enumerated() {
+        let basis = [sin(w * Double(n)), cos(w * Double(n)), 1]
+        for i in 0..<3 {
+          s[i] += basis[i] * value
+          for j in 0..<3 { m[i][j] += basis[i] * basis[j] }
+        }
+      }
+      let fit = solve3(m, s)
+      let amplitude = (fit[0] * fit[0] + fit[1] * fit[1]).squareRoot()
+      var residual = 0.0
+      for (n, value) in y.enumerated() {
+        let model = fit[0] * sin(w * Double(n)) + fit[1] * cos(w * Double(n)) + fit[2]
+        residual += (value - model) * (value - model)
+      }
+      let noiseDB = 10 * log10(residual / Double(y.count) / (amplitude * amplitude / 2))
+      #expect(abs(20 * log10(amplitude / 0.5)) < 0.1, "amplitude \(amplitude)")
+      #expect(noiseDB < -50, "noise \(noiseDB) dB")
+    }
+    let runDFF = try decodeAll(DSDDecoder(output: .pcm), Self.dff(channels), seed: 5)
+    #expect(runDFF.samples == run.samples)
+  }
+
+  // MARK: Bad input
+
+  @Test func whatCannotPlayIsRefusedWithTheReason() throws {
+    let channels = Self.randomChannels(2, bytes: 100, seed: 1)
+    #expect(throws: DecodeError.unsupportedStream("DSDIFF compressed as 'DST ' (only uncompressed DSD plays)")) {
+      try decodeAll(DSDDecoder(output: Self.dop), Self.dff(channels, compression: "DST "))
+    }
+    #expect(throws: DecodeError.unsupportedStream("neither DSF nor DSDIFF (starts with <htm)")) {
+      try decodeAll(DSDDecoder(output: Self.dop), Array("<html>nope</html>".utf8))
+    }
+    #expect(throws: DecodeError.unsupportedStream("DSD at 1234 Hz")) {
+      try decodeAll(DSDDecoder(output: Self.dop), Self.dsf(channels, rate: 1234))
+    }
+    let file = Self.dsf(channels)
+    #expect(throws: DecodeError.corrupt("stream ended inside the DSD file's header")) {
+      try decodeAll(DSDDecoder(output: Self.dop), Array(file[0..<70]))
+    }
+  }
+
+  /// Every cut of a real header, and every byte of it replaced by 0xFF or 0x00, ends in frames,
+  /// `finished` or a decode error: never a trap or a stall.
+  @Test func damagedHeadersEndCleanly() {
+    let channels = Self.randomChannels(2, bytes: 600, seed: 2)
+    for file in [Self.dsf(channels, blockSize: 256), Self.dff(channels)] {
+      let header = min(file.count, 140)
+      for index in 0..<header {
+        for value: UInt8 in [0x00, 0xFF] {
+          var damaged = file
+          damaged[index] = value
+          _ = try? decodeAll(DSDDecoder(output: Self.dop), damaged, seed: UInt64(index))
+        }
+        _ = try? decodeAll(DSDDecoder(output: .pcm), Array(file[0..<index]), seed: 1)
+      }
+    }
+  }
+}
+
+/// Solves a 3×3 linear system by Cramer's rule.
+private func solve3(_ m: [[Double]], _ v: [Double]) -> [Double] {
+  func det(_ a: [[Double]]) -> Double {
+    a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0])
+      + a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0])
+  }
+  let d = det(m)
+  return (0..<3).map { column in
+    var a = m
+    for row in 0..<3 { a[row][column] = v[row] }
+    return det(a) / d
+  }
+}

@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import dsd_files
+import numpy as np
+
 PLAYER_ADDR = "127.0.0.1"  # where slimplay's connections come from (the kernel's choice for 127.0.0.2)
 CLIENT_ADDR = "127.0.0.3"  # the test's own JSON-RPC source address: not partitioned
 STATUS_TAGS = "tags:adlKuf"
@@ -57,6 +60,8 @@ class TrackSpec:
     # "" (intact); "damaged": bytes flipped in two places and 8 KiB of noise inserted, mid-file;
     # "undecodable": the headers and the first tenth of the audio intact, every byte after noise.
     damage: str = ""
+    # DSD only: "dsf" or "dff".
+    container: str = ""
 
 
 # album -> (format, tracks). Tones differ per track so that a wrong track or a wrong offset shows.
@@ -78,6 +83,9 @@ ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
     # ffmpeg's Apple Lossless in MP4: 16-bit 44.1 kHz, 24-bit 96 kHz, 16-bit 48 kHz.
     "ALAC": ("alac", [TrackSpec(s, f, r, b) for s, f, r, b in zip(
         (16, 9, 7.7, 8), ("325", "425", "525", "625"), (44100, 96000, 48000, 44100), (16, 24, 16, 16))]),
+    # DSD made here (dsd_files.py): DSD64 in DSF and in DSDIFF, DSD128 in DSF; `rate` is the DSD rate.
+    "DSD": ("dsd", [TrackSpec(7, "335", 2822400, 1, container="dsf"), TrackSpec(5, "435", 2822400, 1, container="dff"),
+                    TrackSpec(4, "535", 5644800, 1, container="dsf")]),
     # Long enough to outlast a 90 s partition or two minutes of a flapping link.
     "Long FLAC": ("flac", [TrackSpec(35, f) for f in ("240", "360", "480", "600")]),
     # A damaged file between two intact ones.
@@ -147,16 +155,22 @@ class Track:
     title: str
     path: Path  # the file LMS scans
     master: Path  # the WAV it was encoded from (outside the music folder)
-    kind: str  # "flac", "mp3-cbr", "mp3-vbr", "ogg", "aac", "alac"
-    rate: int
+    kind: str  # "flac", "mp3-cbr", "mp3-vbr", "ogg", "aac", "alac", "dsd"
+    rate: int  # the DSD rate for DSD
     bits: int
     seconds: float
     damage: str = ""  # see TrackSpec
 
     @property
     def reference_bits(self) -> int:
-        """The width of its reference decode: the file's, but 24 for AAC (libfaad's 24-bit output)."""
-        return 24 if self.kind == "aac" else self.bits
+        """The width of its reference decode: the file's, but 24 for AAC (libfaad's 24-bit output)
+        and 32 for DSD (DoP frames, as written with `-a 32`)."""
+        return {"aac": 24, "dsd": 32}.get(self.kind, self.bits)
+
+    @property
+    def output_rate(self) -> int:
+        """The rate it plays at: DoP's, a sixteenth of the DSD rate, for DSD."""
+        return self.rate // 16 if self.kind == "dsd" else self.rate
 
     @property
     def url(self) -> str:
@@ -179,6 +193,8 @@ class Track:
                 _run("oggdec", "--quiet", "-R", "-o", str(partial), str(self.path))
             elif self.kind == "alac":
                 _run("sox", str(self.master), "-t", "raw", str(partial))
+            elif self.kind == "dsd":
+                partial.write_bytes(dsd_files.dop_frames(np.load(self.master)))
             elif self.kind == "aac":
                 _run("faad", "-q", "-b", "2", "-f", "2", "-o", str(partial), str(self.path))
                 priming = -int(subprocess.run(
@@ -210,7 +226,8 @@ class MusicLibrary:
             slug = album.replace(" ", "_")
             self.albums[album] = [
                 Track(album, n, title := f"{album} Track {n} ({spec.freq} Hz)",
-                      self.music / album / f"{n:02d} {title}.{ext}", self.ref / f"{slug}-{n:02d}.wav",
+                      self.music / album / f"{n:02d} {title}.{spec.container or ext}",
+                      self.ref / f"{slug}-{n:02d}.{'npy' if kind == 'dsd' else 'wav'}",
                       kind, spec.rate, spec.bits, spec.seconds, spec.damage)
                 for n, spec in enumerate(specs, start=1)
             ]
@@ -235,6 +252,9 @@ class MusicLibrary:
         return self
 
     def _make(self, track: Track, spec: TrackSpec) -> None:
+        if track.kind == "dsd":
+            self._make_dsd(track, spec)
+            return
         if not track.master.exists():
             partial = track.master.with_suffix(".partial.wav")
             _run("sox", "-n", "-r", str(spec.rate), "-b", str(spec.bits), "-c", "2", str(partial),
@@ -266,6 +286,22 @@ class MusicLibrary:
                  "--tn", str(track.number), str(track.master), str(partial))
         if spec.damage:
             damage_file(partial, spec.damage)
+        partial.rename(track.path)
+
+    def _make_dsd(self, track: Track, spec: TrackSpec) -> None:
+        """The modulated bits are the master (numpy, MSB first per channel); the file wraps them."""
+        if not track.master.exists():
+            frequency = float(spec.freq)
+            bits = dsd_files.modulate(spec.seconds, spec.rate, (frequency, frequency * 1.5))
+            partial = track.master.with_name(".partial-" + track.master.name)
+            with open(partial, "wb") as out:
+                np.save(out, bits)
+            partial.rename(track.master)
+        if track.path.exists():
+            return
+        partial = track.path.with_name(".partial-" + track.path.name)
+        write = dsd_files.write_dsf if spec.container == "dsf" else dsd_files.write_dff
+        write(partial, np.load(track.master), spec.rate)
         partial.rename(track.path)
 
 

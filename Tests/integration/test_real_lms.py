@@ -162,6 +162,105 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
         player.log()
 
 
+@contextlib.contextmanager
+def dsd_station(tracks):  # noqa: ANN001, ANN201
+    """The DSD files over HTTP as audio/dsf and audio/dff: LMS 7.9.1 scans DSD files only with
+    Audio::Scan 0.94 or 0.95 (Slim/Formats.pm), and Debian has 1.01, so a stream is how they reach a
+    player here. Yields each track's URL."""
+    import http.server
+    import threading
+
+    files = {f"/{track.number}.{track.path.suffix[1:]}": track.path for track in tracks}
+
+    class Station(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            body = files[self.path].read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", f"audio/{self.path.rsplit('.', 1)[1]}")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            with contextlib.suppress(OSError):
+                self.wfile.write(body)
+
+    station = http.server.ThreadingHTTPServer(("127.0.0.9", 0), Station)
+    station.daemon_threads = True
+    threading.Thread(target=station.serve_forever, daemon=True).start()
+    try:
+        yield [f"http://127.0.0.9:{station.server_address[1]}{path}" for path in files]
+    finally:
+        station.shutdown()
+
+
+def test_dsd_plays_as_dop_bit_exact_through_lms(real_lms, start_player, tmp_path):
+    """With `-D`, DSF and DSDIFF (DSD64 and DSD128), which LMS sends as they are (`strm d`), reach the
+    output as DoP: the whole capture of the three in a row (`-a 32`) equals the DoP frames of the
+    files' bits, markers and all, with LMS's volume at 50 (DoP is never scaled); the rate follows
+    each track."""
+    from test_real_lms_offline import Queue
+
+    queue = Queue(real_lms.library.tracks("DSD"), wide=True)
+    with contextlib.suppress(LMSError, OSError):
+        real_lms.rpc(MAC, ["playlist", "clear"])
+    player = start_player(
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "32", "-D", "-n", "realtest",
+        "--cache-dir", str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "stream=info",
+        capture=True)
+    capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
+    real_lms.wait_player(MAC, timeout=20)
+    real_lms.set_volume(MAC, 50)
+    with dsd_station(queue.tracks) as urls:
+        real_lms.rpc(MAC, ["playlist", "play", urls[0]])
+        for url in urls[1:]:
+            real_lms.rpc(MAC, ["playlist", "add", url])
+        reference = queue.reference
+        capture.wait_for_length(len(reference), timeout=queue.seconds_for(len(reference)) + 30)
+        time.sleep(1.0)
+    assert_whole(capture.bytes(), reference, player, "DSD as DoP")
+    log = player.log()
+    for line in ("(DSF DSD64, DoP) 24-bit 176400 Hz", "(DSDIFF DSD64, DoP) 24-bit 176400 Hz",
+                 "(DSF DSD128, DoP) 24-bit 352800 Hz"):
+        assert line in log, log
+
+
+def test_dsd_without_dop_is_converted_to_pcm(real_lms, start_player, tmp_path):
+    """Without `-D` a DSD file plays as 24-bit PCM at an eighth of its rate: every byte of each
+    channel gives one frame (the whole track, to the last frame), and the modulated tones come out
+    where they were, at −6 dBFS (the modulation's half scale)."""
+    import numpy as np
+
+    track = real_lms.library.tracks("DSD")[0]
+    frames = np.load(track.master).shape[1]
+    rate = track.rate // 8
+    with contextlib.suppress(LMSError, OSError):
+        real_lms.rpc(MAC, ["playlist", "clear"])
+    player = start_player(
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "16", "-n", "realtest", "--cache-dir", str(tmp_path / "cache"),
+        "--lms-port", str(real_lms.http_port), "-d", "stream=info", capture=True)
+    capture = Capture(player.process.stdout, bytes_per_second=rate * 4)
+    real_lms.wait_player(MAC, timeout=20)
+    real_lms.set_volume(MAC, 100)
+    with dsd_station([track]) as urls:
+        real_lms.rpc(MAC, ["playlist", "play", urls[0]])
+        capture.wait_for_length(frames * 4, timeout=track.seconds + 30)
+        time.sleep(1.0)
+    got = capture.bytes()
+    assert len(got) == frames * 4, (len(got), frames * 4, player.log())
+    assert "(DSF DSD64, converted to PCM) 24-bit 352800 Hz" in player.log(), player.log()
+    samples = np.frombuffer(got, dtype="<i2").reshape(-1, 2).astype(np.float64) / 32768
+    tone = float(track.title.split("(")[1].split()[0])  # the left channel's; the right's is 1.5 times it
+    for side, tone in enumerate((tone, 1.5 * tone)):
+        window = samples[rate:3 * rate, side]  # two seconds past the start: bins of 0.5 Hz, both tones on one
+        spectrum = np.abs(np.fft.rfft(window * np.hanning(len(window)))) / (len(window) / 4)
+        peak = (int(np.argmax(spectrum[1:])) + 1) / 2
+        level = 20 * np.log10(spectrum[int(2 * peak)])
+        print(f"channel {side}: peak at {peak} Hz, {level:+.2f} dBFS")
+        assert peak == tone, peak
+        assert abs(level - 20 * np.log10(0.5)) < 0.5, level
+
+
 @pytest.mark.parametrize("content_type", ["audio/ogg", "audio/flac"])
 def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, start_player, tmp_path, content_type):
     """An Ogg FLAC internet stream of two chained links (as a station sends song after song), which

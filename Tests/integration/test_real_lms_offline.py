@@ -44,7 +44,7 @@ class Queue:
     def __post_init__(self):
         if self.wide:
             self.references = [widened(track.reference(), track.reference_bits) for track in self.tracks]
-            self.rates = [track.rate * 8 for track in self.tracks]
+            self.rates = [track.output_rate * 8 for track in self.tracks]
         else:
             self.references = [track.reference() for track in self.tracks]
             self.rates = [track.rate * 4 for track in self.tracks]

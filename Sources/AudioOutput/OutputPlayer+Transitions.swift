@@ -81,8 +81,13 @@ extension OutputPlayer {
     guard boundary.isNewTrack else { return }
     let wasPlaying = trackID >= 0
     treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
+    let switchesMode = wasPlaying && carriesDoP != boundary.format.dop
     carriesDoP = boundary.format.dop
     if carriesDoP && !dopSilenceFilled { fillDoPSilence() }
+    if switchesMode {
+      // In the new mode's silence (DoP's markers tell the DAC to switch while it is muted).
+      silenceFrames += configuration.dopSwitchMilliseconds * boundary.format.sampleRate / 1000
+    }
     gains = trackGains()
     trackID = boundary.trackID
     trackStartFrame = boundary.frame

@@ -29,10 +29,14 @@ public final class OutputPlayer: @unchecked Sendable {
     public var realtimePriority: Int32 = 45
     /// Close the device after this long with nothing to play (`-C`), so other programs can use it.
     public var idleCloseSeconds: Int?
+    /// `-D delay`: silence between a PCM track and a DoP track (either way round), for DACs that
+    /// mute while they change mode.
+    public var dopSwitchMilliseconds: Int
 
-    public init(realtimePriority: Int32 = 45, idleCloseSeconds: Int? = nil) {
+    public init(realtimePriority: Int32 = 45, idleCloseSeconds: Int? = nil, dopSwitchMilliseconds: Int = 0) {
       self.realtimePriority = realtimePriority
       self.idleCloseSeconds = idleCloseSeconds
+      self.dopSwitchMilliseconds = dopSwitchMilliseconds
     }
   }
 

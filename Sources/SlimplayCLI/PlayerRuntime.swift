@@ -304,7 +304,9 @@ struct PlayerRuntime {
       configuration: .init(
         pipeline: .init(
           streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: outputBytes,
-          output: .init(realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds),
+          output: .init(
+            realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds,
+            dopSwitchMilliseconds: settings.dsdOutput?.switchDelayMilliseconds ?? 0),
           resampling: resampling, dsd: dsdOutput()),
         maximumSampleRate: maximumSampleRate()),
       device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume,

@@ -8,7 +8,7 @@ import PackageDescription
 
 let decoders = [
   "FuzzDecodeFLAC", "FuzzDecodeMP3", "FuzzDecodeOpus", "FuzzDecodeVorbis", "FuzzDecodeAAC", "FuzzDecodeALAC",
-  "FuzzDecodePCM",
+  "FuzzDecodePCM", "FuzzDecodeDSD",
 ]
 let parsers = [
   "FuzzServerFrames", "FuzzHTTPHead", "FuzzICYMetadata", "FuzzJSON", "FuzzLMSStatus", "FuzzConfigFile",

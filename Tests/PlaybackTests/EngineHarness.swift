@@ -38,7 +38,10 @@ final class EngineHarness: Sendable {
   let log = EventLog()
   let engine: StreamingEngine
 
-  init(allowance: Int? = nil, streamBufferBytes: Int = 64 << 10, dsd: DSDOutput = .pcm) throws {
+  init(
+    allowance: Int? = nil, streamBufferBytes: Int = 64 << 10, dsd: DSDOutput = .pcm,
+    output: OutputPlayer.Configuration = .init()
+  ) throws {
     let sink = MemorySink(allowance: allowance)
     self.sink = sink
     let loop = group.next()
@@ -46,7 +49,7 @@ final class EngineHarness: Sendable {
     engine = try loop.submit {
       let engine = StreamingEngine(
         configuration: .init(
-          pipeline: .init(streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10, dsd: dsd),
+          pipeline: .init(streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10, output: output, dsd: dsd),
           maximumSampleRate: 192_000),
         device: sink, eventLoop: loop, logger: Logger(label: "test"))
       engine.reporter = log

@@ -79,6 +79,31 @@ struct PlaybackTests {
     #expect(abs(rms(after) / rms(pcm.expected) - 0.25) < 0.01)
   }
 
+  /// `-D 100`: between a PCM track and a DoP track, 100 ms of the new mode's silence (DoP's idle
+  /// pattern behind its markers, so the DAC switches while muted), then the DoP frames.
+  @Test func aSwitchFromPCMToDoPWaitsInDoPSilence() throws {
+    defer { directory.remove() }
+    let pcm = TestTrack(frames: 10_000, seed: 7, sampleRate: 176_400)
+    let pcmFile = source(pcm, "before.wav")
+    let channels = DSDFiles.randomChannels(2, bytes: 4096 * 4, seed: 8)
+    let dsfPath = directory.path + "/t.dsf"
+    try FileIO.writeAtomically(dsfPath, DSDFiles.dsf(channels))
+    let harness = try EngineHarness(
+      allowance: 2000, dsd: DSDOutput(delivery: .dop), output: .init(dopSwitchMilliseconds: 100))
+    defer { harness.close() }
+    let a = harness.run { $0.playLocal(pcmFile) }
+    #expect(eventually { harness.log.contains(.decoded(a!)) })
+    _ = harness.run { $0.playLocal(LocalSource(path: dsfPath, codec: .dsd)) }
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.contains(.ended) })
+    var silence: [Int32] = []
+    for frame in 0..<17_640 {
+      let marker: UInt32 = frame % 2 == 0 ? 0x05 : 0xFA
+      silence += Array(repeating: Int32(bitPattern: marker << 24 | 0x69_6900), count: 2)
+    }
+    #expect(difference(harness.sink.samples, pcm.expected + silence + DSDFiles.expectedDoP(channels)) == nil)
+  }
+
   @Test func pauseAndResumeLoseAndRepeatNothing() throws {
     defer { directory.remove() }
     let track = TestTrack(frames: 40_000, seed: 3)

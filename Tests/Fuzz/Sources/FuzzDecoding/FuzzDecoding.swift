@@ -6,9 +6,13 @@ import Support
 /// input chooses and ends, the output is drained as it fills. The decoder may refuse the stream
 /// with a typed error; it must not crash, and once every byte is read it must finish or fail:
 /// asking for input that can never come would leave the decoder thread spinning.
-public func fuzzDecode(_ codec: Codec, _ data: UnsafePointer<UInt8>, _ size: Int, pcm: PCMParameters? = nil) {
+public func fuzzDecode(
+  _ codec: Codec, _ data: UnsafePointer<UInt8>, _ size: Int, pcm: PCMParameters? = nil, dsd: DSDOutput = .pcm
+) {
   let bytes = UnsafeRawBufferPointer(start: data, count: size)
-  guard let split = bytes.first, let decoder = try? DecoderFactory.make(codec: codec, pcm: pcm) else { return }
+  guard let split = bytes.first, let decoder = try? DecoderFactory.make(codec: codec, pcm: pcm, dsd: dsd) else {
+    return
+  }
   let stream = UnsafeRawBufferPointer(rebasing: bytes[1...])
   let piece = (Int(split) + 1) * 64
   let input = StreamInput(capacity: 64 << 10)

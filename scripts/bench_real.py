@@ -43,6 +43,8 @@ from typing import Callable
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "Tests" / "integration"))
 sys.path.insert(0, str(ROOT / "scripts"))
+import dsd_files  # noqa: E402
+import numpy as np  # noqa: E402
 from cgroups import Cgroup  # noqa: E402
 from real_lms import RealLMS, UnknownPlayer  # noqa: E402
 from slimproto_tap import SlimProtoTap  # noqa: E402
@@ -115,6 +117,11 @@ ALBUMS = [
     AlbumSpec("alac", "ALAC 16/44.1 in MP4 (ffmpeg)", "alac", 44100, 16, 16,
               lacking=frozenset({"squeezelite-upstream"})),
 ]
+# DSD64 in DSF, played as DoP (`-D`) at 176.4 kHz in 32-bit frames; LMS 7.9.1 lists DSD files only
+# with an older Audio::Scan than Debian's, so they reach it as streams (audio/dsf). The lean upstream
+# build has no DSD (its Makefile's OPTS leave -DDSD out).
+DSD = AlbumSpec("dsd", "DSD64 in DSF as DoP (-D), streamed to LMS", "dsd", 176400, 32, 32, tracks=2,
+                lacking=frozenset({"squeezelite-upstream"}))
 RADIO = AlbumSpec("radio", "MP3 radio-like stream (arrives at play speed)", "radio", 44100, 16, 16, tracks=1)
 
 
@@ -127,6 +134,8 @@ class BenchTrack:
 
     def reference(self) -> bytes:
         """The track's PCM as a bit-exact player writes it with `-o - -a out_bits` at volume 100."""
+        if self.spec.kind == "dsd":
+            return dsd_files.dop_frames(np.load(self.master))
         # per kind: the FLAC, MP3 and WAV albums share their masters, not their decodes
         target = self.master.with_name(f"{self.master.stem}.{self.spec.kind}.ref.raw")
         if not target.exists():
@@ -181,6 +190,10 @@ class BenchLibrary:
                 for n in range(1, spec.tracks + 1)]
         self.radio = BenchTrack(root / "radio" / f"radio-{radio_seconds:g}s.mp3",
                                 root / "ref" / f"44100-16-radio-{radio_seconds:g}s.wav", radio_seconds, RADIO)
+        self.albums[DSD.key] = [
+            BenchTrack(root / "radio" / f"dsd-{tag}-{n}.dsf", root / "ref" / f"dsd64-{tag}-{n}.npy",
+                       track_seconds + n / 10, DSD)
+            for n in range(1, DSD.tracks + 1)]
 
     def build(self) -> BenchLibrary:
         (self.root / "ref").mkdir(parents=True, exist_ok=True)
@@ -197,6 +210,17 @@ class BenchLibrary:
 
     def _make(self, track: BenchTrack, number: int) -> None:
         spec = track.spec
+        if spec.kind == "dsd":
+            if not track.master.exists():
+                bits = dsd_files.modulate(track.seconds, dsd_files.DSD64, (200 + 20 * number, 331))
+                with open(track.master.with_suffix(".partial.npy"), "wb") as out:
+                    np.save(out, bits)
+                track.master.with_suffix(".partial.npy").rename(track.master)
+            if not track.path.exists():
+                partial = track.path.with_name(".partial-" + track.path.name)
+                dsd_files.write_dsf(partial, np.load(track.master), dsd_files.DSD64)
+                partial.rename(track.path)
+            return
         if not track.master.exists():
             # Pink noise under slowly moving tones: FLAC makes ~835 kbps of it at 16/44.1, like music.
             s, rate = f"{track.seconds:g}", spec.rate
@@ -251,7 +275,7 @@ class PacedFileServer:
                     return
                 rate = len(data) / seconds_of(path) * 1.02
                 self.send_response(200)
-                self.send_header("Content-Type", "audio/mpeg")
+                self.send_header("Content-Type", {".dsf": "audio/dsf"}.get(path.suffix, "audio/mpeg"))
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 started, sent = time.monotonic(), 0
@@ -387,13 +411,20 @@ def analyse_capture(capture: Path, reference: bytes, frame_bytes: int, stalls: l
     """Whole capture against the whole reference, frame for frame, and the gaps in it."""
     data = capture.read_bytes() if capture.exists() else b""
     zero_frame = bytes(frame_bytes)
+    # DoP's silence (32-bit frames: DSD's idle pattern 0x6969 behind either marker), which a player
+    # writes instead of zeros while a DoP track is current.
+    dop_idle = b"\x00\x69\x69"
+
+    def silent(frame: bytes) -> bool:
+        return frame == zero_frame or (frame_bytes == 8 and frame[0:3] == dop_idle and frame[4:7] == dop_idle
+                                       and frame[3] in (0x05, 0xFA) and frame[7] == frame[3])
 
     def trim(pcm: bytes) -> bytes:
         start = 0
-        while pcm[start : start + frame_bytes] == zero_frame:
+        while start < len(pcm) and silent(pcm[start : start + frame_bytes]):
             start += frame_bytes
         end = len(pcm) - len(pcm) % frame_bytes
-        while end > start and pcm[end - frame_bytes : end] == zero_frame:
+        while end > start and silent(pcm[end - frame_bytes : end]):
             end -= frame_bytes
         return pcm[start:end]
 
@@ -452,13 +483,14 @@ class RealPathBench:
         self.library.build()
         self.progress("starting LMS 7.9.1")
         self.lms.start()
-        wanted = {str(t.path) for tracks in self.library.albums.values() for t in tracks}
+        wanted = {str(t.path) for key, tracks in self.library.albums.items() if key != DSD.key for t in tracks}
         if not wanted <= set(self.lms.track_ids(refresh=True)):
             self.progress("LMS scans the bench's albums")
             self.lms.script_run("rescan")
             self.lms.track_ids(refresh=True)
         self.tap = SlimProtoTap(TAP_ADDR, LMS_ADDR).start()
-        self.radio_server = PacedFileServer(TAP_ADDR, lambda path: self.library.radio.seconds)
+        seconds = {t.path: t.seconds for t in [self.library.radio, *self.library.albums[DSD.key]]}
+        self.radio_server = PacedFileServer(TAP_ADDR, lambda path: seconds[path])
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -492,7 +524,8 @@ class RealPathBench:
         read_end, write_end = pipe_of(PLAYER_USER)
         with open(log, "wb") as log_file:
             process = subprocess.Popen(
-                [*self.prefix, *spec.command(album.out_bits, state_dir)], stdin=subprocess.DEVNULL,
+                [*self.prefix, *spec.command(album.out_bits, state_dir),
+                 *(["-D"] if album.kind == "dsd" else [])], stdin=subprocess.DEVNULL,
                 stdout=write_end, stderr=log_file, preexec_fn=group.join,
                 env={**os.environ, **spec.environment})
         os.close(write_end)
@@ -529,16 +562,24 @@ class RealPathBench:
             raise RuntimeError(f"{running.spec.label} did not register with LMS (log: {running.log})")
         return hello.at - running.started
 
+    def served(self, track: BenchTrack) -> str:
+        return f"{self.radio_server.url}{urllib.parse.quote(str(track.path))}"
+
     def queue(self, mac: str, album: AlbumSpec) -> None:
         self.lms.rpc(mac, ["mixer", "volume", 100])  # unity gain: bit-exact for all three
-        if album.key == "radio":
+        if album.key in ("radio", DSD.key):
             self.lms.rpc(mac, ["playlist", "clear"])
         else:
             self.lms.load_tracks(mac, [t.path for t in self.library.albums[album.key]])
 
     def play(self, mac: str, album: AlbumSpec) -> None:
         if album.key == "radio":
-            self.lms.rpc(mac, ["playlist", "play", f"{self.radio_server.url}{urllib.parse.quote(str(self.library.radio.path))}"])
+            self.lms.rpc(mac, ["playlist", "play", self.served(self.library.radio)])
+        elif album.key == DSD.key:
+            tracks = self.library.albums[DSD.key]
+            self.lms.rpc(mac, ["playlist", "play", self.served(tracks[0])])
+            for track in tracks[1:]:
+                self.lms.rpc(mac, ["playlist", "add", self.served(track)])
         else:
             self.lms.play(mac, 0)
 
@@ -756,7 +797,7 @@ def real_rows(results: dict, players: list[PlayerSpec]) -> list[dict]:
     def add(group: str, metric: str, values: dict[str, float | None], digits: int) -> None:
         rows.append({"group": group, "metric": metric, "values": values, "digits": digits})
 
-    for album in [*ALBUMS, RADIO]:
+    for album in [*ALBUMS, DSD, RADIO]:
         section = results.get("real", {}).get(album.key)
         if not section:
             continue
@@ -812,7 +853,7 @@ def real_rows(results: dict, players: list[PlayerSpec]) -> list[dict]:
         else:
             group = "smallest memory limit (memory.limit_in_bytes) that plays the first track whole (bisection)"
         for album_key, by_player in section.items():
-            label = next(a.label for a in [*ALBUMS, RADIO] if a.key == album_key)
+            label = next(a.label for a in [*ALBUMS, DSD, RADIO] if a.key == album_key)
             scale = 100 if kind == "quota" else 1 / 2**20
             add(group, f"{label}, {unit}", {
                 k: (by_player[k]["smallest"] * scale if by_player.get(k, {}).get("smallest") else None) for k in keys},

@@ -66,8 +66,15 @@ extension OutputPlayer {
 
   /// Writes up to `frames` (at most a buffer of them) of silence; frames written, nil on failure.
   func writeSilence(frames: Int) -> Int? {
-    let source = carriesDoP ? dopSilence : silence
-    return write(UnsafeBufferPointer(rebasing: source[0..<min(frames, source.count / 2) * 2]), dither: false)
+    guard carriesDoP else {
+      return write(UnsafeBufferPointer(rebasing: silence[0..<min(frames, silence.count / 2) * 2]), dither: false)
+    }
+    // The silence buffer alternates from the first marker: one frame in, from the second.
+    let first = dopSecondMarkerNext ? 1 : 0
+    let count = min(frames, dopSilence.count / 2 - first)
+    let written = write(UnsafeBufferPointer(rebasing: dopSilence[2 * first..<2 * (first + count)]), dither: false)
+    if let written, written % 2 == 1 { dopSecondMarkerNext.toggle() }
+    return written
   }
 
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) -> Int? {

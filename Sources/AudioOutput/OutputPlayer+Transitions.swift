@@ -122,14 +122,8 @@ extension OutputPlayer {
     carriesDoP ? .unity : ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
   }
 
-  /// DoP's silence: the DSD idle pattern 0x69 behind the markers, alternating frame by frame.
   func fillDoPSilence() {
-    for frame in 0..<dopSilence.count / 2 {
-      let marker: UInt32 = frame % 2 == 0 ? 0x05 : 0xFA
-      let word = Int32(bitPattern: marker << 24 | 0x69 << 16 | 0x69 << 8)
-      dopSilence[2 * frame] = word
-      dopSilence[2 * frame + 1] = word
-    }
+    DoPMarkers.fillSilence(dopSilence)
     dopSilenceFilled = true
   }
 }

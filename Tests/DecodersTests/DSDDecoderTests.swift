@@ -58,6 +58,13 @@ import Testing
     #expect(runDFF.samples == Self.expectedDoP(channels))
   }
 
+  /// A DSF writer that could not seek back leaves the sample count 0: the data chunk's size counts.
+  @Test func aSampleCountOfZeroPlaysTheWholeDataChunk() throws {
+    let channels = Self.randomChannels(2, bytes: 4096 * 2, seed: 14)
+    let run = try decodeAll(DSDDecoder(output: Self.dop), Self.dsf(channels, samples: 0), seed: 6)
+    #expect(run.samples == Self.expectedDoP(channels))
+  }
+
   @Test func ofMoreChannelsTheFirstTwoPlay() throws {
     let channels = Self.randomChannels(4, bytes: 6000, seed: 11)
     let run = try decodeAll(DSDDecoder(output: Self.dop), Self.dsf(channels), seed: 4)

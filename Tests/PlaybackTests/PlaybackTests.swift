@@ -79,6 +79,28 @@ struct PlaybackTests {
     #expect(abs(rms(after) / rms(pcm.expected) - 0.25) < 0.01)
   }
 
+  /// Gapless DoP tracks keep the markers alternating across their boundary, whatever the parity of
+  /// the first one's frame count (a DAC that sees a marker repeat may drop out of DSD).
+  @Test func doPMarkersAlternateAcrossATrackBoundary() throws {
+    defer { directory.remove() }
+    let first = DSDFiles.randomChannels(2, bytes: 8194, seed: 21)  // 4097 DoP frames: an odd count
+    let second = DSDFiles.randomChannels(2, bytes: 4096, seed: 22)
+    let paths = [(first, "1.dsf"), (second, "2.dsf")].map { channels, name in
+      let path = directory.path + "/" + name
+      try? FileIO.writeAtomically(path, DSDFiles.dsf(channels))
+      return path
+    }
+    let harness = try EngineHarness(allowance: 2000, dsd: DSDOutput(delivery: .dop))
+    defer { harness.close() }
+    let a = harness.run { $0.playLocal(LocalSource(path: paths[0], codec: .dsd)) }
+    #expect(eventually { harness.log.contains(.decoded(a!)) })
+    _ = harness.run { $0.playLocal(LocalSource(path: paths[1], codec: .dsd)) }
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.contains(.ended) })
+    let whole = DSDFiles.expectedDoP([first[0] + second[0], first[1] + second[1]])
+    #expect(difference(harness.sink.samples, whole) == nil)
+  }
+
   /// `-D 100`: between a PCM track and a DoP track, 100 ms of the new mode's silence (DoP's idle
   /// pattern behind its markers, so the DAC switches while muted), then the DoP frames.
   @Test func aSwitchFromPCMToDoPWaitsInDoPSilence() throws {

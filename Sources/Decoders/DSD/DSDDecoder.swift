@@ -185,7 +185,8 @@ public final class DSDDecoder: AudioDecoder {
         headCount = 0
         guard let f = dsfFormat else { throw .corrupt("DSF data before its fmt chunk") }
         try Self.check(channels: f.channels)
-        let perChannel = min(f.samples / 8, body / f.channels)
+        // A writer that could not seek back leaves the sample count 0: the data chunk decides.
+        let perChannel = f.samples > 0 ? min(f.samples / 8, body / f.channels) : body / f.channels
         try begin(
           DSDStreamLayout(
             container: .dsf(blockSize: f.blockSize, lsbFirst: f.lsbFirst), sampleRate: f.rate, channels: f.channels,

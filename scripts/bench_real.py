@@ -174,7 +174,7 @@ class BenchTrack:
 
 class BenchLibrary:
     """`<root>/music/Bench <album>/NN.ext` scanned by LMS, `<root>/ref/` masters and decodes, and
-    `<root>/radio/` the radio-like stream."""
+    `<root>/radio/` the radio-like stream, `<root>/dsd/` the DSD files (served as streams too)."""
 
     def __init__(self, root: Path, track_seconds: float, radio_seconds: float):
         self.root = root
@@ -191,13 +191,14 @@ class BenchLibrary:
         self.radio = BenchTrack(root / "radio" / f"radio-{radio_seconds:g}s.mp3",
                                 root / "ref" / f"44100-16-radio-{radio_seconds:g}s.wav", radio_seconds, RADIO)
         self.albums[DSD.key] = [
-            BenchTrack(root / "radio" / f"dsd-{tag}-{n}.dsf", root / "ref" / f"dsd64-{tag}-{n}.npy",
+            BenchTrack(root / "dsd" / f"dsd-{tag}-{n}.dsf", root / "ref" / f"dsd64-{tag}-{n}.npy",
                        track_seconds + n / 10, DSD)
             for n in range(1, DSD.tracks + 1)]
 
     def build(self) -> BenchLibrary:
         (self.root / "ref").mkdir(parents=True, exist_ok=True)
         (self.root / "radio").mkdir(parents=True, exist_ok=True)
+        (self.root / "dsd").mkdir(parents=True, exist_ok=True)
         for tracks in self.albums.values():
             for n, track in enumerate(tracks, start=1):
                 self._make(track, n)

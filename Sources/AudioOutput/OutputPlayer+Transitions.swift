@@ -81,7 +81,9 @@ extension OutputPlayer {
     guard boundary.isNewTrack else { return }
     let wasPlaying = trackID >= 0
     treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
-    let switchesMode = wasPlaying && carriesDoP != boundary.format.dop
+    // Against the last track's mode, which a stop or flush does not forget: LMS stops before every
+    // new play, and the DAC is still in that mode. The player starts in PCM's.
+    let switchesMode = carriesDoP != boundary.format.dop
     carriesDoP = boundary.format.dop
     if carriesDoP && !dopSilenceFilled { fillDoPSilence() }
     if switchesMode {

@@ -94,15 +94,15 @@ public final class ResamplingDecoder: AudioDecoder {
   }
 
   private func choose(for input: AudioFormat) throws(DecodeError) {
+    guard !input.dop else {
+      route = .direct(input)  // DSD bits: the DAC needs them as they are
+      return
+    }
     if case .resampling(let resampler, let current, var output) = route, current.sampleRate == input.sampleRate {
       // Same rate, other details: the resampler goes on.
       output.bitsPerSample = input.bitsPerSample
       output.channels = input.channels
       route = .resampling(resampler, input: input, output: output)
-      return
-    }
-    guard !input.dop else {
-      route = .direct(input)  // DSD bits: the DAC needs them as they are
       return
     }
     let rate = OutputRateChoice.rate(

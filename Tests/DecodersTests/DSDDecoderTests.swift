@@ -13,8 +13,10 @@ import Testing
 @Suite struct DSDDecoderTests {
   typealias Channels = DSDFiles.Channels
   static let dsd64 = DSDFiles.dsd64
-  static func dsf(_ channels: Channels, rate: Int = dsd64, blockSize: Int = 4096, samples: Int? = nil) -> [UInt8] {
-    DSDFiles.dsf(channels, rate: rate, blockSize: blockSize, samples: samples)
+  static func dsf(
+    _ channels: Channels, rate: Int = dsd64, blockSize: Int = 4096, samples: Int? = nil, tag: [UInt8]? = nil
+  ) -> [UInt8] {
+    DSDFiles.dsf(channels, rate: rate, blockSize: blockSize, samples: samples, tag: tag)
   }
   static func dff(_ channels: Channels, rate: Int = dsd64, compression: String = "DSD ") -> [UInt8] {
     DSDFiles.dff(channels, rate: rate, compression: compression)
@@ -95,6 +97,67 @@ import Testing
     let run = try decodeAll(decoder, Self.dsf(channels), seed: 2)
     #expect(run.samples == Self.expectedDoP(channels))
     #expect(run.boundaries.first?.format.sampleRate == 176_400)
+  }
+
+  /// The same after a seek in a file whose last block is padded and which ends in an ID3 chunk:
+  /// the stream's last group is the one the tag follows, and only its audio plays (the padding is
+  /// full-scale negative DSD, the tag noise).
+  @Test(arguments: [true, false])
+  func afterASeekThePaddingAndTheTagDoNotPlay(withTag: Bool) throws {
+    let channels = Self.randomChannels(2, bytes: 4096 * 3 + 1000, seed: 16)
+    let tag: [UInt8]? =
+      withTag ? Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 120] + Array(repeating: 0xAB, count: 120) : nil
+    let file = Self.dsf(channels, tag: tag)
+    let audioStart = 28 + 52 + 12
+    let seeked = Array(file[0..<audioStart]) + Array(file[(audioStart + 4096 * 2)...])
+    let run = try decodeAll(DSDDecoder(output: Self.dop), seeked, seed: 9, maxChunk: 1500)
+    #expect(run.finished)
+    #expect(run.samples == Self.expectedDoP(channels.map { Array($0[4096...]) }))
+    // Played whole, the same file ends where its samples do too.
+    let whole = try decodeAll(DSDDecoder(output: Self.dop), file, seed: 3)
+    #expect(whole.samples == Self.expectedDoP(channels))
+  }
+
+  /// Header fields at the edges of what the guards allow: each refused with its reason.
+  @Test func hostileHeaderFieldsAreRefused() throws {
+    let channels = Self.randomChannels(2, bytes: 512, seed: 17)
+    func patched(_ file: [UInt8], at offset: Int, _ bytes: [UInt8]) -> [UInt8] {
+      var copy = file
+      copy.replaceSubrange(offset..<offset + bytes.count, with: bytes)
+      return copy
+    }
+    let dsf = Self.dsf(channels, blockSize: 256)
+    let fmt = 28  // the fmt chunk's offset
+    let cases: [([UInt8], DecodeError)] = [
+      (patched(dsf, at: 4, DSDFiles.le(1 << 62, 8)), .corrupt("DSF header chunk of 4611686018427387904 bytes")),
+      (
+        patched(dsf, at: fmt + 4, DSDFiles.le(UInt64.max, 8)),
+        .corrupt("DSF chunk 'fmt ' of 18446744073709551615 bytes")
+      ),
+      (patched(dsf, at: fmt + 24, DSDFiles.le(9, 4)), .unsupportedStream("DSD with 9 channels")),
+      (patched(dsf, at: fmt + 24, DSDFiles.le(0, 4)), .unsupportedStream("DSD with 0 channels")),
+      (patched(dsf, at: fmt + 28, DSDFiles.le(0, 4)), .unsupportedStream("DSD at 0 Hz")),
+      (patched(dsf, at: fmt + 44, DSDFiles.le(255, 4)), .corrupt("DSF block size 255")),
+      (patched(dsf, at: fmt + 44, DSDFiles.le(65538, 4)), .corrupt("DSF block size 65538")),
+      (patched(dsf, at: fmt + 44, DSDFiles.le(0, 4)), .corrupt("DSF block size 0")),
+      (patched(dsf, at: fmt + 36, DSDFiles.le(UInt64.max, 8)), .corrupt("DSF sample count 18446744073709551615")),
+      (patched(dsf, at: fmt + 16, DSDFiles.le(1, 4)), .unsupportedStream("DSF format 1 (only raw DSD plays)")),
+    ]
+    for (file, error) in cases {
+      #expect(throws: error) { try decodeAll(DSDDecoder(output: Self.dop), file) }
+    }
+    let dff = Self.dff(channels)
+    // FRM8 (12) + form type (4) + FVER (16) + PROP header (12) + SND (4): the FS chunk.
+    let fs = 48
+    #expect(throws: DecodeError.corrupt("DSDIFF chunk 'FS  ' of 18446744073709551615 bytes")) {
+      try decodeAll(DSDDecoder(output: Self.dop), patched(dff, at: fs + 4, DSDFiles.be(UInt64.max, 8)))
+    }
+    #expect(throws: DecodeError.corrupt("DSDIFF FS   chunk of 2 bytes")) {
+      try decodeAll(DSDDecoder(output: Self.dop), patched(dff, at: fs + 4, DSDFiles.be(2, 8)))
+    }
+    #expect(throws: DecodeError.unsupportedStream("DSD with 9 channels")) {
+      try decodeAll(DSDDecoder(output: Self.dop), patched(dff, at: fs + 16 + 12, DSDFiles.be(9, 2)))
+    }
   }
 
   @Test func aDoPRateAboveTheOutputsIsConvertedToPCM() throws {

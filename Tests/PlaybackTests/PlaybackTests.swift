@@ -90,7 +90,8 @@ struct PlaybackTests {
       try? FileIO.writeAtomically(path, DSDFiles.dsf(channels))
       return path
     }
-    let harness = try EngineHarness(allowance: 2000, dsd: DSDOutput(delivery: .dop))
+    // An odd allowance: the device takes an odd number of frames in the middle of a write.
+    let harness = try EngineHarness(allowance: 2001, dsd: DSDOutput(delivery: .dop))
     defer { harness.close() }
     let a = harness.run { $0.playLocal(LocalSource(path: paths[0], codec: .dsd)) }
     #expect(eventually { harness.log.contains(.decoded(a!)) })
@@ -101,8 +102,9 @@ struct PlaybackTests {
     #expect(difference(harness.sink.samples, whole) == nil)
   }
 
-  /// `-D 100`: between a PCM track and a DoP track, 100 ms of the new mode's silence (DoP's idle
-  /// pattern behind its markers, so the DAC switches while muted), then the DoP frames.
+  /// `-D 3`: between a PCM track and a DoP track, 3 ms of the new mode's silence (DoP's idle
+  /// pattern behind its markers, so the DAC switches while muted): 529 frames, an odd count, so the
+  /// DoP frames after it begin on the second marker.
   @Test func aSwitchFromPCMToDoPWaitsInDoPSilence() throws {
     defer { directory.remove() }
     let pcm = TestTrack(frames: 10_000, seed: 7, sampleRate: 176_400)
@@ -111,19 +113,23 @@ struct PlaybackTests {
     let dsfPath = directory.path + "/t.dsf"
     try FileIO.writeAtomically(dsfPath, DSDFiles.dsf(channels))
     let harness = try EngineHarness(
-      allowance: 2000, dsd: DSDOutput(delivery: .dop), output: .init(dopSwitchMilliseconds: 100))
+      allowance: 2001, dsd: DSDOutput(delivery: .dop), output: .init(dopSwitchMilliseconds: 3))
     defer { harness.close() }
     let a = harness.run { $0.playLocal(pcmFile) }
     #expect(eventually { harness.log.contains(.decoded(a!)) })
     _ = harness.run { $0.playLocal(LocalSource(path: dsfPath, codec: .dsd)) }
     harness.sink.allow(nil)
     #expect(eventually { harness.log.contains(.ended) })
-    var silence: [Int32] = []
-    for frame in 0..<17_640 {
-      let marker: UInt32 = frame % 2 == 0 ? 0x05 : 0xFA
-      silence += Array(repeating: Int32(bitPattern: marker << 24 | 0x69_6900), count: 2)
+    func marker(_ frame: Int) -> UInt32 { frame % 2 == 0 ? 0x05 : 0xFA }
+    var expected = pcm.expected
+    for frame in 0..<529 {
+      expected += Array(repeating: Int32(bitPattern: marker(frame) << 24 | 0x69_6900), count: 2)
     }
-    #expect(difference(harness.sink.samples, pcm.expected + silence + DSDFiles.expectedDoP(channels)) == nil)
+    for (index, sample) in DSDFiles.expectedDoP(channels).enumerated() {
+      let payload = UInt32(bitPattern: sample) & 0x00FF_FFFF
+      expected.append(Int32(bitPattern: marker(529 + index / 2) << 24 | payload))
+    }
+    #expect(difference(harness.sink.samples, expected) == nil)
   }
 
   @Test func pauseAndResumeLoseAndRepeatNothing() throws {

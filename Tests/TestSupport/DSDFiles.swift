@@ -23,9 +23,11 @@ public enum DSDFiles {
   public static func be(_ value: UInt64, _ count: Int) -> [UInt8] { le(value, count).reversed() }
 
   /// A DSF file: LSB first, blocks of `blockSize` per channel; the last block padded with zeros
-  /// (the header counts the real samples).
-  public static func dsf(_ channels: Channels, rate: Int = dsd64, blockSize: Int = 4096, samples: Int? = nil) -> [UInt8]
-  {
+  /// (the header counts the real samples); `tag` (an ID3 chunk) after the audio, as the format's
+  /// metadata.
+  public static func dsf(
+    _ channels: Channels, rate: Int = dsd64, blockSize: Int = 4096, samples: Int? = nil, tag: [UInt8]? = nil
+  ) -> [UInt8] {
     let perChannel = channels[0].count
     let blocks = (perChannel + blockSize - 1) / blockSize
     var data: [UInt8] = []
@@ -41,8 +43,10 @@ public enum DSDFiles {
     fmt += le(UInt64(channels.count), 4) + le(UInt64(rate), 4) + le(1, 4)
     fmt += le(UInt64(samples ?? perChannel * 8), 8) + le(UInt64(blockSize), 4) + le(0, 4)
     let dataChunk = Array("data".utf8) + le(UInt64(12 + data.count), 8) + data
-    let total = 28 + fmt.count + dataChunk.count
-    return Array("DSD ".utf8) + le(28, 8) + le(UInt64(total), 8) + le(0, 8) + fmt + dataChunk
+    let audioEnd = 28 + fmt.count + dataChunk.count
+    let total = audioEnd + (tag?.count ?? 0)
+    return Array("DSD ".utf8) + le(28, 8) + le(UInt64(total), 8) + le(tag == nil ? 0 : UInt64(audioEnd), 8) + fmt
+      + dataChunk + (tag ?? [])
   }
 
   /// A DSDIFF file: one byte per channel in turn, MSB first, with the usual property chunks.

@@ -84,7 +84,11 @@ ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
     "ALAC": ("alac", [TrackSpec(s, f, r, b) for s, f, r, b in zip(
         (16, 9, 7.7, 8), ("325", "425", "525", "625"), (44100, 96000, 48000, 44100), (16, 24, 16, 16))]),
     # DSD made here (dsd_files.py): DSD64 in DSF and in DSDIFF, DSD128 in DSF; `rate` is the DSD rate.
-    "DSD": ("dsd", [TrackSpec(7, "335", 2822400, 1, container="dsf"), TrackSpec(5, "435", 2822400, 1, container="dff"),
+    # (Each track's DoP reference begins on the first marker; a queue's is made from all its bits.)
+    # The second has 1,764,002 bytes per channel: an odd number of DoP frames, after which the markers
+    # must go on alternating.
+    "DSD": ("dsd", [TrackSpec(7, "335", 2822400, 1, container="dsf"),
+                    TrackSpec(5.000007, "435", 2822400, 1, container="dff"),
                     TrackSpec(4, "535", 5644800, 1, container="dsf")]),
     # Long enough to outlast a 90 s partition or two minutes of a flapping link.
     "Long FLAC": ("flac", [TrackSpec(35, f) for f in ("240", "360", "480", "600")]),
@@ -220,13 +224,16 @@ class MusicLibrary:
         self.root = root
         self.music = root / "music"
         self.ref = root / "ref"
+        # Files LMS 7.9.1 cannot scan (DSD here), served to it as streams: outside the music folder,
+        # where each restart would find them new and rescan the library, renumbering its tracks.
+        self.streams = root / "streams"
         self.albums: dict[str, list[Track]] = {}
         for album, (kind, specs) in ALBUMS.items():
             ext = {"flac": "flac", "ogg": "ogg", "aac": "m4a", "alac": "m4a"}.get(kind, "mp3")
             slug = album.replace(" ", "_")
             self.albums[album] = [
                 Track(album, n, title := f"{album} Track {n} ({spec.freq} Hz)",
-                      self.music / album / f"{n:02d} {title}.{spec.container or ext}",
+                      (self.streams if kind == "dsd" else self.music) / album / f"{n:02d} {title}.{spec.container or ext}",
                       self.ref / f"{slug}-{n:02d}.{'npy' if kind == 'dsd' else 'wav'}",
                       kind, spec.rate, spec.bits, spec.seconds, spec.damage)
                 for n, spec in enumerate(specs, start=1)
@@ -241,11 +248,11 @@ class MusicLibrary:
     def build(self) -> MusicLibrary:
         """Makes every missing file (each written under a temporary name, then renamed), readable by all."""
         self.ref.mkdir(parents=True, exist_ok=True)
-        for album, (_, specs) in ALBUMS.items():
-            (self.music / album).mkdir(parents=True, exist_ok=True)
+        for album, (kind, specs) in ALBUMS.items():
+            ((self.streams if kind == "dsd" else self.music) / album).mkdir(parents=True, exist_ok=True)
             for track, spec in zip(self.albums[album], specs):
                 self._make(track, spec)
-        for folder in (self.root, self.music, self.ref, *[self.music / a for a in ALBUMS]):
+        for folder in (self.root, self.music, self.ref, self.streams, *[t.path.parent for t in self.all_tracks()]):
             folder.chmod(0o755)
         for track in self.all_tracks():
             track.path.chmod(0o644)

@@ -197,11 +197,19 @@ def dsd_station(tracks):  # noqa: ANN001, ANN201
 def test_dsd_plays_as_dop_bit_exact_through_lms(real_lms, start_player, tmp_path):
     """With `-D`, DSF and DSDIFF (DSD64 and DSD128), which LMS sends as they are (`strm d`), reach the
     output as DoP: the whole capture of the three in a row (`-a 32`) equals the DoP frames of the
-    files' bits, markers and all, with LMS's volume at 50 (DoP is never scaled); the rate follows
-    each track."""
+    files' bits, markers and all (alternating on across the tracks, the second of which has an odd
+    number of frames), with LMS's volume at 50 (DoP is never scaled); the rate follows each track."""
+    import dsd_files
+    import numpy as np
     from test_real_lms_offline import Queue
 
     queue = Queue(real_lms.library.tracks("DSD"), wide=True)
+    # One marker phase for the whole queue: every track has an even number of bytes per channel,
+    # so the bits of all three in a row pair up as each track's do.
+    bits = [np.load(track.master) for track in queue.tracks]
+    assert all(b.shape[1] % 2 == 0 for b in bits) and bits[1].shape[1] // 2 % 2 == 1
+    reference = dsd_files.dop_frames(np.concatenate(bits, axis=1))
+    assert len(reference) == len(queue.reference)
     with contextlib.suppress(LMSError, OSError):
         real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
@@ -215,7 +223,6 @@ def test_dsd_plays_as_dop_bit_exact_through_lms(real_lms, start_player, tmp_path
         real_lms.rpc(MAC, ["playlist", "play", urls[0]])
         for url in urls[1:]:
             real_lms.rpc(MAC, ["playlist", "add", url])
-        reference = queue.reference
         capture.wait_for_length(len(reference), timeout=queue.seconds_for(len(reference)) + 30)
         time.sleep(1.0)
     assert_whole(capture.bytes(), reference, player, "DSD as DoP")

@@ -32,7 +32,7 @@ def test_server_sees_model_firmware_name_and_formats(server, start_player):
     assert any(c.startswith("MaxSampleRate=") and int(c.split("=")[1]) >= 44100 for c in caps)
     formats = [c for c in caps if "=" not in c]
     # `loc` last, as squeezelite adds it: player and server share 127.0.0.1 (LocalPlayer).
-    assert formats == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm", "loc"]
+    assert formats == ["dsf", "dff", "alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm", "loc"]
 
 
 def test_codec_flags_change_the_offered_formats(server, start_player):
@@ -88,6 +88,6 @@ def test_loc_is_offered_only_to_a_server_on_the_players_own_address(start_player
         start_player("-s", f"127.0.0.3:{other.port}", "-m", MAC, "-o", "null")
         assert other.wait_for(lambda: other.recorder.hellos, timeout=5)
         caps = other.recorder.hellos[0].capabilities.split(",")
-        assert [c for c in caps if "=" not in c] == ["alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"]
+        assert [c for c in caps if "=" not in c] == ["dsf", "dff", "alc", "aac", "ogg", "ogf", "flc", "ops", "mp3", "aif", "pcm"]
     finally:
         other.close()

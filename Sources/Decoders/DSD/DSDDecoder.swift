@@ -67,6 +67,9 @@ public final class DSDDecoder: AudioDecoder {
   private var dffRate = 0
   private var dffChannels = 0
   private var bytesPerChannelLeft = 0
+  /// DSF: the audio bytes in each channel's last block (the rest is padding), when the header
+  /// counts its samples.
+  private var dsfLastBlockBytes: Int?
 
   private let head = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
   private var headCount = 0
@@ -187,6 +190,10 @@ public final class DSDDecoder: AudioDecoder {
         try Self.check(channels: f.channels)
         // A writer that could not seek back leaves the sample count 0: the data chunk decides.
         let perChannel = f.samples > 0 ? min(f.samples / 8, body / f.channels) : body / f.channels
+        if f.samples > 0, f.blockSize > 0 {
+          let tail = (f.samples / 8) % f.blockSize
+          dsfLastBlockBytes = tail == 0 ? f.blockSize : tail
+        }
         try begin(
           DSDStreamLayout(
             container: .dsf(blockSize: f.blockSize, lsbFirst: f.lsbFirst), sampleRate: f.rate, channels: f.channels,
@@ -264,13 +271,13 @@ public final class DSDDecoder: AudioDecoder {
     )
   }
 
-  /// The audio begins: checks the layout, chooses DoP or PCM and allocates the group buffers.
   private static func check(channels: Int) throws(DecodeError) {
     guard (1...DSDStreamLayout.maximumChannels).contains(channels) else {
       throw .unsupportedStream("DSD with \(channels) channels")
     }
   }
 
+  /// The audio begins: checks the layout, chooses DoP or PCM and allocates the group buffers.
   private func begin(_ layout: DSDStreamLayout) throws(DecodeError) {
     guard DSDStreamLayout.isValidRate(layout.sampleRate) else {
       throw .unsupportedStream("DSD at \(layout.sampleRate) Hz")
@@ -312,7 +319,20 @@ public final class DSDDecoder: AudioDecoder {
       if n > 0 { return .decoded }
       guard ended else { return .needsInput }
     }
-    let perChannel = usableBytesPerChannel(layout)
+    var perChannel = usableBytesPerChannel(layout)
+    if groupFill == layout.groupBytes, let lastBlockBytes = dsfLastBlockBytes {
+      // After a seek LMS's stream overstates what follows (the header is the whole file's): the
+      // last group is the one the stream or the file's ID3 chunk ends, and only its first bytes
+      // are audio. One look ahead tells.
+      let endedNow = input.hasEnded
+      var next: (UInt8, UInt8, UInt8) = (0, 0, 0)
+      let seen = withUnsafeMutableBytes(of: &next) { input.ring.peek(into: $0) }
+      if seen < 3 && !endedNow { return .needsInput }
+      if seen == 0 || (seen == 3 && next == (0x49, 0x44, 0x33)) {  // "ID3"
+        perChannel = min(perChannel, lastBlockBytes)
+        bytesPerChannelLeft = perChannel
+      }
+    }
     groupFill = 0
     guard perChannel > 0 else {
       stage = .ended  // the stream ended: what was left is less than a frame
@@ -350,8 +370,8 @@ public final class DSDDecoder: AudioDecoder {
     let perChannel = layout.bytesPerChannelInGroup
     switch layout.container {
     case .dsf(let blockSize, let lsbFirst):
-      for (side, channel) in [(0, 0), (1, right)] {
-        let source = group + channel * blockSize
+      for side in 0..<2 {
+        let source = group + (side == 0 ? 0 : right) * blockSize
         let target = planar + side * perChannel
         if lsbFirst {
           reversed.withUnsafeBufferPointer { table in
@@ -381,9 +401,9 @@ public final class DSDDecoder: AudioDecoder {
       for f in 0..<frameCount {
         let marker = UInt32(first ? Self.dopMarkers.0 : Self.dopMarkers.1)
         let i = 2 * f
-        let last = i + 1 < count
-        let l1 = last ? left[i + 1] : Self.silenceByte
-        let r1 = last ? right[i + 1] : Self.silenceByte
+        let hasSecondByte = i + 1 < count
+        let l1 = hasSecondByte ? left[i + 1] : Self.silenceByte
+        let r1 = hasSecondByte ? right[i + 1] : Self.silenceByte
         frames[2 * f] = Int32(bitPattern: marker << 24 | UInt32(left[i]) << 16 | UInt32(l1) << 8)
         frames[2 * f + 1] = Int32(bitPattern: marker << 24 | UInt32(right[i]) << 16 | UInt32(r1) << 8)
         first.toggle()

@@ -28,8 +28,8 @@ struct DSDStreamLayout: Equatable, Sendable {
 
   var bytesPerChannelInGroup: Int { groupBytes / channels }
 
-  /// "DSD64", "DSD128"…: the rate in multiples of 44.1 kHz.
-  var rateName: String { "DSD\(sampleRate / 44100)" }
+  /// "DSD64", "DSD128"…: the rate in multiples of 44.1 kHz (or of 48 kHz for that family).
+  var rateName: String { "DSD\(sampleRate / (sampleRate % 44100 == 0 ? 44100 : 48000))" }
 
   var containerName: String {
     switch container {

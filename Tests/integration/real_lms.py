@@ -245,6 +245,11 @@ class MusicLibrary:
     def all_tracks(self) -> list[Track]:
         return [track for tracks in self.albums.values() for track in tracks]
 
+    def scanned_tracks(self) -> list[Track]:
+        """The tracks in LMS's library (not those it only gets as streams): what its song count must be,
+        else a start rescans (and renumbers the tracks)."""
+        return [track for track in self.all_tracks() if self.music in track.path.parents]
+
     def build(self) -> MusicLibrary:
         """Makes every missing file (each written under a temporary name, then renamed), readable by all."""
         self.ref.mkdir(parents=True, exist_ok=True)
@@ -394,7 +399,7 @@ class RealLMS:
             self.reap_strays()
             self.script_run("start")
         self._track_ids = None
-        if self.library is not None and self.song_count() != len(self.library.all_tracks()):
+        if self.library is not None and self.song_count() != len(self.library.scanned_tracks()):
             self.script_run("rescan")
         self.timings["start"] = time.monotonic() - t0
         return self.timings["start"]

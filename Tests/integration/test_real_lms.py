@@ -163,35 +163,42 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
 
 
 @contextlib.contextmanager
-def dsd_station(tracks):  # noqa: ANN001, ANN201
-    """The DSD files over HTTP as audio/dsf and audio/dff: LMS 7.9.1 scans DSD files only with
-    Audio::Scan 0.94 or 0.95 (Slim/Formats.pm), and Debian has 1.01, so a stream is how they reach a
-    player here. Yields each track's URL."""
+def station(bodies: dict[str, tuple[bytes, str]]):  # noqa: ANN201
+    """A local HTTP server that answers each path in `bodies` with its (body, content type), as an
+    internet station or a streaming service would; yields its base URL (http://127.0.0.9:port)."""
     import http.server
     import threading
-
-    files = {f"/{track.number}.{track.path.suffix[1:]}": track.path for track in tracks}
 
     class Station(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args) -> None:  # noqa: ANN002
             pass
 
         def do_GET(self) -> None:  # noqa: N802
-            body = files[self.path].read_bytes()
+            body, content_type = bodies[self.path]
             self.send_response(200)
-            self.send_header("Content-Type", f"audio/{self.path.rsplit('.', 1)[1]}")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             with contextlib.suppress(OSError):
                 self.wfile.write(body)
 
-    station = http.server.ThreadingHTTPServer(("127.0.0.9", 0), Station)
-    station.daemon_threads = True
-    threading.Thread(target=station.serve_forever, daemon=True).start()
+    server = http.server.ThreadingHTTPServer(("127.0.0.9", 0), Station)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield [f"http://127.0.0.9:{station.server_address[1]}{path}" for path in files]
+        yield f"http://127.0.0.9:{server.server_address[1]}"
     finally:
-        station.shutdown()
+        server.shutdown()
+
+
+@contextlib.contextmanager
+def dsd_station(tracks):  # noqa: ANN001, ANN201
+    """The DSD files as audio/dsf and audio/dff streams: LMS 7.9.1 scans DSD files only with
+    Audio::Scan 0.94 or 0.95 (Slim/Formats.pm), and Debian has 1.01, so a stream is how they reach a
+    player here. Yields each track's URL."""
+    bodies = {f"/{t.number}.{t.path.suffix[1:]}": (t.path.read_bytes(), f"audio/{t.path.suffix[1:]}") for t in tracks}
+    with station(bodies) as base:
+        yield [base + path for path in bodies]
 
 
 def test_dsd_plays_as_dop_bit_exact_through_lms(real_lms, start_player, tmp_path):
@@ -274,9 +281,7 @@ def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, star
     LMS 7.9 hands over as it is: as FLAC (`f`, Ogg FLAC) when served as audio/ogg, as Ogg Vorbis
     (`o`) when served as audio/flac. Either way the whole capture equals `flac -d` of both links.
     (LMS 7.9's scanner cannot read Ogg FLAC files, so a stream is how it reaches a player.)"""
-    import http.server
     import subprocess
-    import threading
 
     decoded = b""
     for name, seconds, tone in (("a", 4.5, "440"), ("b", 3.2, "660")):
@@ -288,32 +293,14 @@ def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, star
                                    "--sign=signed", str(tmp_path / f"{name}.oga")], check=True,
                                   capture_output=True).stdout
     body = (tmp_path / "a.oga").read_bytes() + (tmp_path / "b.oga").read_bytes()
-
-    class Station(http.server.BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:  # noqa: ANN002
-            pass
-
-        def do_GET(self) -> None:  # noqa: N802
-            self.send_response(200)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            with contextlib.suppress(OSError):
-                self.wfile.write(body)
-
-    station = http.server.ThreadingHTTPServer(("127.0.0.9", 0), Station)
-    station.daemon_threads = True
-    threading.Thread(target=station.serve_forever, daemon=True).start()
-    try:
+    with station({"/station.oga": (body, content_type)}) as base:
         player, capture = start(real_lms, start_player, tmp_path, "-d", "stream=info")
-        real_lms.rpc(MAC, ["playlist", "play", f"http://127.0.0.9:{station.server_address[1]}/station.oga"])
+        real_lms.rpc(MAC, ["playlist", "play", f"{base}/station.oga"])
         capture.wait_for_length(len(decoded), timeout=len(decoded) / BYTES_PER_SECOND + 30)
         time.sleep(1.0)
-        assert_whole(capture.bytes(), decoded, player, f"Ogg FLAC served as {content_type}")
-        # Decoded by what it holds, whatever the format LMS named.
-        assert "(Ogg FLAC) 16-bit" in player.log(), player.log()
-    finally:
-        station.shutdown()
+    assert_whole(capture.bytes(), decoded, player, f"Ogg FLAC served as {content_type}")
+    # Decoded by what it holds, whatever the format LMS named.
+    assert "(Ogg FLAC) 16-bit" in player.log(), player.log()
 
 
 @pytest.mark.parametrize("album", ["AAC", "ALAC"])

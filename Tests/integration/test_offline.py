@@ -248,9 +248,14 @@ def test_cache_keeps_the_next_track_within_its_cap_and_replaces_a_corrupt_file(
                                 timeout=5), player.log()
             entry = next(e for e in index_entries(tmp_path) if e["url"] == files[3].resolve().as_uri())
             path = tmp_path / "cache" / f"{entry['key']}.audio"
-            data = bytearray(path.read_bytes())
-            data[len(data) // 2] ^= 0xFF
-            path.write_bytes(bytes(data))
+            # In place: rewriting the whole file would let the player see it truncated for a moment
+            # (a size change, which it rightly drops without reading the content).
+            with path.open("r+b") as file:
+                middle = path.stat().st_size // 2
+                file.seek(middle)
+                byte = file.read(1)[0]
+                file.seek(middle)
+                file.write(bytes([byte ^ 0xFF]))
             corrupted = files[3]
     print(f"next track cached at {hits} of {len(files) - 1} track starts; file size {size}")
     assert hits == len(files) - 1

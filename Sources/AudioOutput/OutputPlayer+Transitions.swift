@@ -125,7 +125,7 @@ extension OutputPlayer {
   }
 
   func fillDoPSilence() {
-    DoPMarkers.fillSilence(dopSilence)
+    DoP.fillSilence(dopSilence)
     dopSilenceFilled = true
   }
 }

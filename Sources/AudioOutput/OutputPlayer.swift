@@ -134,7 +134,7 @@ public final class OutputPlayer: @unchecked Sendable {
   var dopSilenceFilled = false
   /// The current track is DSD over PCM: unity gain, no fades, DoP silence.
   var carriesDoP = false
-  /// The next DoP frame written carries the second marker (see `DoPMarkers`).
+  /// The next DoP frame written carries the second marker (see `DoP.stamp`).
   var dopSecondMarkerNext = false
   /// Scratch for crossfade mixing, one chunk long.
   let mix: UnsafeMutableBufferPointer<Int32>
@@ -333,7 +333,7 @@ public final class OutputPlayer: @unchecked Sendable {
       }
     }
     GainStage.apply(gains, to: samples)
-    if carriesDoP { _ = DoPMarkers.stamp(samples, secondFirst: dopSecondMarkerNext) }
+    if carriesDoP { _ = DoP.stamp(samples, secondFirst: dopSecondMarkerNext) }
     let dither = gains.needsDither || ramped
     guard let written = write(UnsafeBufferPointer(samples), dither: dither) else { return }
     if carriesDoP && written % 2 == 1 { dopSecondMarkerNext.toggle() }

@@ -44,7 +44,7 @@ public final class PCMDecoder: AudioDecoder {
   private enum Stage {
     case sniff
     case chunkHeader
-    case chunkBody(id: UInt32, size: Int)
+    case chunkBody(id: FourCC, size: Int)
     case ssndHeader(size: Int)
     case skip(remaining: Int, then: Next)
     case data
@@ -62,8 +62,7 @@ public final class PCMDecoder: AudioDecoder {
   /// Data size and SSND offset found before the data starts.
   private var pendingDataSize: Int?
 
-  private let head = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
-  private var headCount = 0
+  private let header = HeaderBytes()
   /// Input bytes: the carried partial frame first, then the new read.
   private let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: PCMDecoder.scratchBytes)
   private var carryCount = 0
@@ -85,7 +84,6 @@ public final class PCMDecoder: AudioDecoder {
   }
 
   deinit {
-    head.deallocate()
     scratch.deallocate()
   }
 
@@ -98,8 +96,8 @@ public final class PCMDecoder: AudioDecoder {
       case .data:
         return try decodeData(from: input, to: output)
       case .trailing:
-        let ended = input.hasEnded
-        if input.read(into: UnsafeMutableRawBufferPointer(start: scratch, count: Self.scratchBytes)) == 0 {
+        let ended = input.hasEnded  // sampled before the discard: nothing dropped after it means done
+        if input.ring.discardAll() == 0 {
           guard ended else { return .needsInput }
           stage = .ended
         }
@@ -149,53 +147,37 @@ public final class PCMDecoder: AudioDecoder {
 
   // MARK: Header
 
-  /// Collects header bytes into `head` until it holds `count`; false: not there yet. With
-  /// `partialAtEnd`, a stream that ends first is accepted (returns true with fewer bytes).
-  private func collect(_ count: Int, from input: StreamInput, partialAtEnd: Bool = false) throws(DecodeError) -> Bool {
-    while headCount < count {
-      let ended = input.hasEnded
-      let n = input.read(into: UnsafeMutableRawBufferPointer(start: head + headCount, count: count - headCount))
-      if n == 0 {
-        if ended {
-          if partialAtEnd { return true }
-          throw .corrupt("stream ended inside the \(container == .wav ? "WAV" : "AIFF") header")
-        }
-        return false
-      }
-      headCount += n
-    }
-    return true
-  }
+  private var headerName: String { container == .wav ? "WAV header" : "AIFF header" }
 
   private func parseHeader(from input: StreamInput) throws(DecodeError) -> DecodeProgress? {
     switch stage {
     case .sniff:
-      guard try collect(12, from: input, partialAtEnd: true) else { return .needsInput }
-      let id = fourCC(0)
-      let kind = headCount >= 12 ? fourCC(8) : 0
-      if (id == fourCC("RIFF") || id == fourCC("RF64")) && kind == fourCC("WAVE") {
+      guard try header.collect(12, from: input, partialAtEnd: true, inside: headerName) else { return .needsInput }
+      let id = header.fourCC(0)
+      let kind = header.count >= 12 ? header.fourCC(8) : nil
+      if (id == FourCC("RIFF") || id == FourCC("RF64")) && kind == FourCC("WAVE") {
         container = .wav
         stage = .chunkHeader
-      } else if id == fourCC("FORM") && (kind == fourCC("AIFF") || kind == fourCC("AIFC")) {
+      } else if id == FourCC("FORM") && (kind == FourCC("AIFF") || kind == FourCC("AIFC")) {
         container = .aiff
         stage = .chunkHeader
       } else {
         if looksLikeMarkup() { throw .unsupportedStream("the body is text (HTML/XML), not PCM") }
         // Raw PCM: what was sniffed is the first data.
         use(raw)
-        scratch.update(from: head, count: headCount)
-        carryCount = headCount
+        scratch.update(from: header.bytes, count: header.count)
+        carryCount = header.count
         dataRemaining = nil
         stage = .data
         // Convert the sniffed bytes along with the next read.
       }
-      headCount = 0
+      header.reset()
     case .chunkHeader:
-      guard try collect(8, from: input) else { return .needsInput }
-      let id = fourCC(0)
-      let size = container == .wav ? Int(littleEndian32(4)) : Int(bigEndian32(4))
-      headCount = 0
-      if container == .wav && id == fourCC("data") {
+      guard try header.collect(8, from: input, inside: headerName) else { return .needsInput }
+      let id = header.fourCC(0)
+      let size = container == .wav ? Int(header.littleEndian32(4)) : Int(header.bigEndian32(4))
+      header.reset()
+      if container == .wav && id == FourCC("data") {
         guard layout != nil else { throw .corrupt("WAV data chunk before its fmt chunk") }
         if UInt32(size) == 0xFFFF_FFFF, let ds64DataSize {
           dataRemaining = ds64DataSize
@@ -203,33 +185,29 @@ public final class PCMDecoder: AudioDecoder {
           dataRemaining = size == 0 || UInt32(size) == 0xFFFF_FFFF ? nil : size
         }
         stage = .data
-      } else if container == .aiff && id == fourCC("SSND") {
+      } else if container == .aiff && id == FourCC("SSND") {
         guard layout != nil else { throw .corrupt("AIFF SSND chunk before its COMM chunk") }
         stage = .ssndHeader(size: size)
-      } else if id == fourCC("fmt ") || id == fourCC("ds64") || id == fourCC("COMM") {
+      } else if id == FourCC("fmt ") || id == FourCC("ds64") || id == FourCC("COMM") {
         stage = .chunkBody(id: id, size: size)
       } else {
         stage = .skip(remaining: size + (size & 1), then: .chunkHeader)
       }
     case .chunkBody(let id, let size):
       let wanted = min(size, 64)
-      guard try collect(wanted, from: input) else { return .needsInput }
+      guard try header.collect(wanted, from: input, inside: headerName) else { return .needsInput }
       switch id {
-      case fourCC("fmt "): try parseWAVFormat(count: wanted)
-      case fourCC("COMM"): try parseAIFFCommon(count: wanted)
+      case FourCC("fmt "): try parseWAVFormat(count: wanted)
+      case FourCC("COMM"): try parseAIFFCommon(count: wanted)
       default:  // ds64: RIFF size (8), data size (8), sample count (8)
-        if wanted >= 16 {
-          let low = Int(littleEndian32(8))
-          let high = Int(littleEndian32(12))
-          ds64DataSize = high << 32 | low
-        }
+        if wanted >= 16 { ds64DataSize = Int(clamping: header.littleEndian64(8)) }
       }
-      headCount = 0
+      header.reset()
       stage = .skip(remaining: size - wanted + (size & 1), then: .chunkHeader)
     case .ssndHeader(let size):
-      guard try collect(8, from: input) else { return .needsInput }
-      let offset = Int(bigEndian32(0))
-      headCount = 0
+      guard try header.collect(8, from: input, inside: headerName) else { return .needsInput }
+      let offset = Int(header.bigEndian32(0))
+      header.reset()
       let known = UInt32(truncatingIfNeeded: size) != 0xFFFF_FFFF && size != 0 && size >= 8 + offset
       dataRemaining = known ? size - 8 - offset : nil
       stage = .skip(remaining: offset, then: .data)
@@ -255,10 +233,10 @@ public final class PCMDecoder: AudioDecoder {
   /// Raw PCM cannot be told from anything else, but an error page can: the first 12 bytes all
   /// printable ASCII, the first non-blank one `<`. (Audio starting that way is vanishingly rare.)
   private func looksLikeMarkup() -> Bool {
-    guard headCount == 12 else { return false }
+    guard header.count == 12 else { return false }
     var firstVisible: UInt8?
     for i in 0..<12 {
-      let byte = head[i]
+      let byte = header[i]
       let blank = byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
       guard blank || (0x21...0x7E).contains(byte) else { return false }
       if !blank && firstVisible == nil { firstVisible = byte }
@@ -268,15 +246,15 @@ public final class PCMDecoder: AudioDecoder {
 
   private func parseWAVFormat(count: Int) throws(DecodeError) {
     guard count >= 16 else { throw .corrupt("WAV fmt chunk too short") }
-    var tag = Int(littleEndian16(0))
-    let channels = Int(littleEndian16(2))
-    let rate = Int(littleEndian32(4))
-    let blockAlign = Int(littleEndian16(12))
-    var bits = Int(littleEndian16(14))
+    var tag = Int(header.littleEndian16(0))
+    let channels = Int(header.littleEndian16(2))
+    let rate = Int(header.littleEndian32(4))
+    let blockAlign = Int(header.littleEndian16(12))
+    var bits = Int(header.littleEndian16(14))
     if tag == 0xFFFE && count >= 40 {  // WAVE_FORMAT_EXTENSIBLE: valid bits, then the sub-format GUID
-      let valid = Int(littleEndian16(18))
+      let valid = Int(header.littleEndian16(18))
       if valid > 0 && valid <= bits { bits = valid }
-      tag = Int(littleEndian16(24))
+      tag = Int(header.littleEndian16(24))
     }
     guard tag == 1 else { throw .unsupportedStream("WAV format tag \(tag) (only integer PCM)") }
     guard (1...Self.maxChannels).contains(channels) else { throw .unsupportedStream("WAV with \(channels) channels") }
@@ -293,16 +271,16 @@ public final class PCMDecoder: AudioDecoder {
 
   private func parseAIFFCommon(count: Int) throws(DecodeError) {
     guard count >= 18 else { throw .corrupt("AIFF COMM chunk too short") }
-    let channels = Int(bigEndian16(0))
-    let bits = Int(bigEndian16(6))
-    let rate = extendedToInt(head + 8)
+    let channels = Int(header.bigEndian16(0))
+    let bits = Int(header.bigEndian16(6))
+    let rate = extendedToInt(header.bytes + 8)
     var littleEndian = false
     if count >= 22 {  // AIFC: compression type
-      let compression = fourCC(18)
-      if compression == fourCC("sowt") {
+      let compression = header.fourCC(18)
+      if compression == FourCC("sowt") {
         littleEndian = true
-      } else if compression != fourCC("NONE") && compression != fourCC("twos") {
-        throw .unsupportedStream("AIFC compression \(fourCCText(18))")
+      } else if compression != FourCC("NONE") && compression != FourCC("twos") {
+        throw .unsupportedStream("AIFC compression \(header.fourCC(18))")
       }
     }
     guard (1...Self.maxChannels).contains(channels) else { throw .unsupportedStream("AIFF with \(channels) channels") }
@@ -313,27 +291,6 @@ public final class PCMDecoder: AudioDecoder {
         sampleRate: rate, channels: channels, bits: bits, bytesPerSample: (bits + 7) / 8, littleEndian: littleEndian,
         unsigned8: false))
   }
-
-  // MARK: Byte helpers
-
-  private func fourCC(_ offset: Int) -> UInt32 { bigEndian32(offset) }
-  private func fourCC(_ text: StaticString) -> UInt32 {
-    let p = text.utf8Start
-    return UInt32(p[0]) << 24 | UInt32(p[1]) << 16 | UInt32(p[2]) << 8 | UInt32(p[3])
-  }
-  private func fourCCText(_ offset: Int) -> String {
-    String(decoding: UnsafeBufferPointer(start: head + offset, count: 4), as: UTF8.self)
-  }
-  private func bigEndian32(_ offset: Int) -> UInt32 {
-    UInt32(head[offset]) << 24 | UInt32(head[offset + 1]) << 16 | UInt32(head[offset + 2]) << 8
-      | UInt32(head[offset + 3])
-  }
-  private func bigEndian16(_ offset: Int) -> UInt16 { UInt16(head[offset]) << 8 | UInt16(head[offset + 1]) }
-  private func littleEndian32(_ offset: Int) -> UInt32 {
-    UInt32(head[offset]) | UInt32(head[offset + 1]) << 8 | UInt32(head[offset + 2]) << 16
-      | UInt32(head[offset + 3]) << 24
-  }
-  private func littleEndian16(_ offset: Int) -> UInt16 { UInt16(head[offset]) | UInt16(head[offset + 1]) << 8 }
 }
 
 /// An 80-bit IEEE 754 extended value (AIFF's sample rate), rounded to an integer; 0 when out of range.

@@ -27,16 +27,13 @@ public struct DSDOutput: Equatable, Sendable {
 /// DSD files as LMS streams them (`strm d`, the file from its first byte): DSF and DSDIFF
 /// (uncompressed; DST is refused), played as DoP or converted to PCM (see `DSDOutput`).
 ///
-/// - The header is parsed chunk by chunk: DSF `DSD `, `fmt ` (format 0, channels, rate, bit order,
-///   samples per channel, block size), `data`; DSDIFF `FRM8`/`DSD `, `PROP`/`SND ` with `FS  `,
-///   `CHNL`, `CMPR`, then `DSD `. Other chunks are skipped.
+/// - The header is read by `DSDHeaderReader`.
 /// - The audio ends after the samples the header counts (DSF pads its last block) or where the
 ///   stream ends, whichever comes first: LMS's stream after a seek repeats the whole file's header
 ///   before the rest of the file.
 /// - Mono plays on both sides; of more channels the first two are kept.
-/// - DoP frames: `[marker][first byte][second byte][0]` per channel, the marker 0x05 and 0xFA in
-///   turn from frame to frame (the same on both channels); an odd last byte is completed with DSD
-///   silence (0x69).
+/// - DoP frames (see `DoP`): per channel the marker, the two DSD bytes, 0; an odd last byte is
+///   completed with DSD's idle pattern.
 public final class DSDDecoder: AudioDecoder {
   public let minimumFreeFrames = 4096
   public private(set) var format: AudioFormat?
@@ -45,34 +42,21 @@ public final class DSDDecoder: AudioDecoder {
   }
 
   private enum Stage {
-    case sniff
-    case dsfHeader
-    case dsfChunk
-    case dffForm
-    case dffChunk
-    case skip(remaining: Int)
+    case header
     case audio
     case trailing
     case ended
   }
 
-  static let dopMarkers: (UInt8, UInt8) = (0x05, 0xFA)
-  static let silenceByte: UInt8 = 0x69
-
   private let requested: DSDOutput
-  private var stage = Stage.sniff
+  private var stage = Stage.header
+  private var headerReader: DSDHeaderReader? = DSDHeaderReader()
   private var layout: DSDStreamLayout?
-  /// Found in the header before its data chunk.
-  private var dsfFormat: (channels: Int, rate: Int, lsbFirst: Bool, samples: Int, blockSize: Int)?
-  private var dffRate = 0
-  private var dffChannels = 0
   private var bytesPerChannelLeft = 0
   /// DSF: the audio bytes in each channel's last block (the rest is padding), when the header
   /// counts its samples.
   private var dsfLastBlockBytes: Int?
 
-  private let head = UnsafeMutablePointer<UInt8>.allocate(capacity: 64)
-  private var headCount = 0
   /// One group of input bytes (see `DSDStreamLayout.groupBytes`), then its two output channels
   /// as MSB-first bytes side by side, then the frames made of them.
   private var group: UnsafeMutablePointer<UInt8>?
@@ -82,9 +66,10 @@ public final class DSDDecoder: AudioDecoder {
   private var stash: FrameStash?
   private var converter: DSDToPCM?
   private var filters = (left: DSDToPCM.Channel(), right: DSDToPCM.Channel())
-  /// Whether the next DoP frame carries the first marker.
-  private var firstMarkerNext = true
-  private let reversed: [UInt8] = (0..<256).map { value in
+  /// Whether the next DoP frame carries the second marker.
+  private var secondMarkerNext = false
+  /// Each byte with its bits in reverse order (DSF's LSB-first bytes made MSB-first).
+  private static let bitReversed: [UInt8] = (0..<256).map { value in
     var v = UInt8(value)
     var r: UInt8 = 0
     for _ in 0..<8 {
@@ -99,7 +84,6 @@ public final class DSDDecoder: AudioDecoder {
   }
 
   deinit {
-    head.deallocate()
     group?.deallocate()
     planar?.deallocate()
     frames?.deallocate()
@@ -114,179 +98,23 @@ public final class DSDDecoder: AudioDecoder {
       case .audio:
         return try decodeAudio(from: input, to: output)
       case .trailing:
-        let ended = input.hasEnded
-        if input.read(into: UnsafeMutableRawBufferPointer(start: head, count: 64)) == 0 {
+        let ended = input.hasEnded  // sampled before the discard: nothing dropped after it means done
+        if input.ring.discardAll() == 0 {
           guard ended else { return .needsInput }
           stage = .ended
         }
-      case .skip(let remaining):
-        let ended = input.hasEnded
-        let n = input.read(into: UnsafeMutableRawBufferPointer(start: head, count: min(64, remaining)))
-        if n == 0 {
-          guard ended else { return .needsInput }
-          throw .corrupt("stream ended inside the DSD file's header")
-        }
-        stage = remaining - n > 0 ? .skip(remaining: remaining - n) : nextChunkStage
-      default:
-        if let progress = try parseHeader(from: input) { return progress }
+      case .header:
+        guard let found = try headerReader?.read(from: input) else { return .needsInput }
+        headerReader = nil
+        begin(found)
       }
     }
   }
 
-  // MARK: Header
-
-  /// Where a skipped chunk leads: the next chunk of the file's kind.
-  private var nextChunkStage = Stage.dsfChunk
-
-  private func collect(_ count: Int, from input: StreamInput) throws(DecodeError) -> Bool {
-    while headCount < count {
-      let ended = input.hasEnded
-      let n = input.read(into: UnsafeMutableRawBufferPointer(start: head + headCount, count: count - headCount))
-      if n == 0 {
-        if ended { throw .corrupt("stream ended inside the DSD file's header") }
-        return false
-      }
-      headCount += n
-    }
-    return true
-  }
-
-  private func parseHeader(from input: StreamInput) throws(DecodeError) -> DecodeProgress? {
-    switch stage {
-    case .sniff:
-      guard try collect(4, from: input) else { return .needsInput }
-      headCount = 0
-      if text(0) == "DSD " {
-        nextChunkStage = .dsfChunk
-        stage = .dsfHeader
-      } else if text(0) == "FRM8" {
-        nextChunkStage = .dffChunk
-        stage = .dffForm
-      } else {
-        throw .unsupportedStream("neither DSF nor DSDIFF (starts with \(printable(0, 4)))")
-      }
-    case .dsfHeader:
-      // The rest of the `DSD ` chunk: its size, the file's size, the metadata's offset.
-      guard try collect(24, from: input) else { return .needsInput }
-      let size = littleEndian64(0)
-      headCount = 0
-      guard size >= 28, size < 1 << 20 else { throw .corrupt("DSF header chunk of \(size) bytes") }
-      stage = size > 28 ? .skip(remaining: Int(size) - 28) : .dsfChunk
-    case .dsfChunk:
-      guard try collect(12, from: input) else { return .needsInput }
-      let id = text(0)
-      let size = littleEndian64(4)
-      guard size >= 12, size <= 1 << 62 else { throw .corrupt("DSF chunk '\(printable(0, 4))' of \(size) bytes") }
-      let body = Int(size) - 12
-      if id == "fmt " {
-        guard body >= 40, body < 1 << 20 else { throw .corrupt("DSF fmt chunk of \(size) bytes") }
-        guard try collect(52, from: input) else { return .needsInput }
-        try readDSFFormat()
-        headCount = 0
-        stage = body > 40 ? .skip(remaining: body - 40) : .dsfChunk
-      } else if id == "data" {
-        headCount = 0
-        guard let f = dsfFormat else { throw .corrupt("DSF data before its fmt chunk") }
-        try Self.check(channels: f.channels)
-        // A writer that could not seek back leaves the sample count 0: the data chunk decides.
-        let perChannel = f.samples > 0 ? min(f.samples / 8, body / f.channels) : body / f.channels
-        if f.samples > 0, f.blockSize > 0 {
-          let tail = (f.samples / 8) % f.blockSize
-          dsfLastBlockBytes = tail == 0 ? f.blockSize : tail
-        }
-        try begin(
-          DSDStreamLayout(
-            container: .dsf(blockSize: f.blockSize, lsbFirst: f.lsbFirst), sampleRate: f.rate, channels: f.channels,
-            bytesPerChannel: perChannel))
-      } else {
-        headCount = 0
-        stage = body > 0 ? .skip(remaining: body) : .dsfChunk
-      }
-    case .dffForm:
-      // The FRM8 chunk's size and its form type.
-      guard try collect(12, from: input) else { return .needsInput }
-      guard text(8) == "DSD " else { throw .unsupportedStream("DSDIFF form '\(printable(8, 4))'") }
-      headCount = 0
-      stage = .dffChunk
-    case .dffChunk:
-      guard try collect(12, from: input) else { return .needsInput }
-      let id = text(0)
-      let size = bigEndian64(4)
-      guard size <= 1 << 62 else { throw .corrupt("DSDIFF chunk '\(printable(0, 4))' of \(size) bytes") }
-      let padded = Int(size) + Int(size & 1)
-      // The fixed part of the chunks read here; what follows it is skipped.
-      let fixed = ["PROP": 4, "FS  ": 4, "CHNL": 2, "CMPR": 4][id]
-      if let fixed {
-        guard size >= fixed else { throw .corrupt("DSDIFF \(id) chunk of \(size) bytes") }
-        guard try collect(12 + fixed, from: input) else { return .needsInput }
-      }
-      switch id {
-      case "PROP":
-        // Its sub-chunks follow its form type, which must be SND.
-        guard text(12) == "SND " else { throw .unsupportedStream("DSDIFF property form '\(printable(12, 4))'") }
-        headCount = 0
-        return nil
-      case "FS  ":
-        dffRate = Int(bigEndian32(12))
-      case "CHNL":
-        dffChannels = Int(head[12]) << 8 | Int(head[13])
-      case "CMPR":
-        guard text(12) == "DSD " else {
-          throw .unsupportedStream("DSDIFF compressed as '\(printable(12, 4))' (only uncompressed DSD plays)")
-        }
-      case "DSD ":
-        headCount = 0
-        guard dffRate > 0, dffChannels > 0 else { throw .corrupt("DSDIFF audio before its FS and CHNL chunks") }
-        try Self.check(channels: dffChannels)
-        try begin(
-          DSDStreamLayout(
-            container: .dff, sampleRate: dffRate, channels: dffChannels, bytesPerChannel: Int(size) / dffChannels))
-        return nil
-      case "DST ":
-        throw .unsupportedStream("DST-compressed DSDIFF (only uncompressed DSD plays)")
-      default:
-        break
-      }
-      headCount = 0
-      let rest = padded - (fixed ?? 0)
-      stage = rest > 0 ? .skip(remaining: rest) : .dffChunk
-    default:
-      break
-    }
-    return nil
-  }
-
-  private func readDSFFormat() throws(DecodeError) {
-    // Offsets within the chunk: version 12, format id 16, channel type 20, channels 24, rate 28,
-    // bits per sample 32, samples per channel 36, block size per channel 44.
-    let formatID = littleEndian32(16)
-    guard formatID == 0 else { throw .unsupportedStream("DSF format \(formatID) (only raw DSD plays)") }
-    let bits = littleEndian32(32)
-    guard bits == 1 || bits == 8 else { throw .corrupt("DSF with \(bits) bits per sample") }
-    let samples = littleEndian64(36)
-    guard samples < 1 << 60 else { throw .corrupt("DSF sample count \(samples)") }
-    dsfFormat = (
-      channels: Int(littleEndian32(24)), rate: Int(littleEndian32(28)), lsbFirst: bits == 1, samples: Int(samples),
-      blockSize: Int(littleEndian32(44))
-    )
-  }
-
-  private static func check(channels: Int) throws(DecodeError) {
-    guard (1...DSDStreamLayout.maximumChannels).contains(channels) else {
-      throw .unsupportedStream("DSD with \(channels) channels")
-    }
-  }
-
-  /// The audio begins: checks the layout, chooses DoP or PCM and allocates the group buffers.
-  private func begin(_ layout: DSDStreamLayout) throws(DecodeError) {
-    guard DSDStreamLayout.isValidRate(layout.sampleRate) else {
-      throw .unsupportedStream("DSD at \(layout.sampleRate) Hz")
-    }
-    if case .dsf(let blockSize, _) = layout.container {
-      guard blockSize > 0, blockSize % 2 == 0, blockSize <= DSDStreamLayout.maximumBlockSize else {
-        throw .corrupt("DSF block size \(blockSize)")
-      }
-    }
+  /// The audio begins: chooses DoP or PCM and allocates the group buffers.
+  private func begin(_ header: DSDHeader) {
+    let layout = header.layout
+    dsfLastBlockBytes = header.lastBlockBytes
     let dop = requested.delivery == .dop && layout.sampleRate / 16 <= requested.maximumRate
     if !dop { converter = DSDToPCM() }  // its tables: 16 KiB, only for a track converted
     self.layout = layout
@@ -374,7 +202,7 @@ public final class DSDDecoder: AudioDecoder {
         let source = group + (side == 0 ? 0 : right) * blockSize
         let target = planar + side * perChannel
         if lsbFirst {
-          reversed.withUnsafeBufferPointer { table in
+          Self.bitReversed.withUnsafeBufferPointer { table in
             for i in 0..<count { target[i] = table[Int(source[i])] }
           }
         } else {
@@ -397,18 +225,17 @@ public final class DSDDecoder: AudioDecoder {
     let frameCount: Int
     if format.dop {
       frameCount = (count + 1) / 2
-      var first = firstMarkerNext
+      var second = secondMarkerNext
       for f in 0..<frameCount {
-        let marker = UInt32(first ? Self.dopMarkers.0 : Self.dopMarkers.1)
         let i = 2 * f
         let hasSecondByte = i + 1 < count
-        let l1 = hasSecondByte ? left[i + 1] : Self.silenceByte
-        let r1 = hasSecondByte ? right[i + 1] : Self.silenceByte
-        frames[2 * f] = Int32(bitPattern: marker << 24 | UInt32(left[i]) << 16 | UInt32(l1) << 8)
-        frames[2 * f + 1] = Int32(bitPattern: marker << 24 | UInt32(right[i]) << 16 | UInt32(r1) << 8)
-        first.toggle()
+        let l1 = hasSecondByte ? left[i + 1] : DoP.idleByte
+        let r1 = hasSecondByte ? right[i + 1] : DoP.idleByte
+        frames[2 * f] = DoP.sample(secondMarker: second, left[i], l1)
+        frames[2 * f + 1] = DoP.sample(secondMarker: second, right[i], r1)
+        second.toggle()
       }
-      firstMarkerNext = first
+      secondMarkerNext = second
     } else if let converter {
       frameCount = count
       converter.convert(left, count: count, channel: &filters.left, into: frames, stride: 2)
@@ -419,34 +246,5 @@ public final class DSDDecoder: AudioDecoder {
     stash.emit(count: frameCount, format: format, to: output) { destination, first, n in
       destination.update(from: frames + 2 * first, count: 2 * n)
     }
-  }
-
-  // MARK: Bytes
-
-  private func text(_ offset: Int) -> String {
-    String(decoding: UnsafeBufferPointer(start: head + offset, count: 4), as: UTF8.self)
-  }
-
-  private func printable(_ offset: Int, _ count: Int) -> String {
-    (0..<count).map { i in
-      let c = head[offset + i]
-      return (0x20..<0x7F).contains(c) ? String(UnicodeScalar(c)) : "."
-    }.joined()
-  }
-
-  private func littleEndian32(_ offset: Int) -> UInt32 {
-    (0..<4).reduce(0) { $0 | UInt32(head[offset + $1]) << (8 * $1) }
-  }
-
-  private func littleEndian64(_ offset: Int) -> UInt64 {
-    (0..<8).reduce(0) { $0 | UInt64(head[offset + $1]) << (8 * $1) }
-  }
-
-  private func bigEndian32(_ offset: Int) -> UInt32 {
-    (0..<4).reduce(0) { $0 << 8 | UInt32(head[offset + $1]) }
-  }
-
-  private func bigEndian64(_ offset: Int) -> UInt64 {
-    (0..<8).reduce(0) { $0 << 8 | UInt64(head[offset + $1]) }
   }
 }

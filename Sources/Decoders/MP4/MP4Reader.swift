@@ -60,26 +60,8 @@ struct MP4Reader {
   }
 }
 
-/// A box's four-character type as a number, for cheap comparison.
-struct FourCC: Equatable, CustomStringConvertible {
-  let value: UInt32
-
-  init(_ text: StaticString) {
-    precondition(text.utf8CodeUnitCount == 4)
-    let p = text.utf8Start
-    value = UInt32(p[0]) << 24 | UInt32(p[1]) << 16 | UInt32(p[2]) << 8 | UInt32(p[3])
-  }
-
-  init(value: UInt32) {
-    self.value = value
-  }
-
-  var description: String {
-    let scalars = [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: value >> $0) }
-    if scalars.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return String(decoding: scalars, as: UTF8.self) }
-    return "0x" + String(value, radix: 16)
-  }
-
+/// The MP4 boxes the demuxer reads.
+extension FourCC {
   static let ftyp = FourCC("ftyp"), moov = FourCC("moov"), mdat = FourCC("mdat"), trak = FourCC("trak")
   static let mvhd = FourCC("mvhd"), mdia = FourCC("mdia"), mdhd = FourCC("mdhd"), hdlr = FourCC("hdlr")
   static let minf = FourCC("minf"), stbl = FourCC("stbl"), stsd = FourCC("stsd"), stsz = FourCC("stsz")

@@ -1,0 +1,62 @@
+import AudioOutput
+import Decoders
+import Logging
+import Resampling
+
+/// The rates the player offers LMS and plays at, and how DSD reaches the output: `-r`, `-Z`, `-R`
+/// and `-D` weighed against what the output device takes.
+extension PlayerRuntime {
+  /// `-R`: the recipe and the rates the output takes (`-r`, else what the device accepts, else
+  /// every common rate); nil without `-R` or without libsoxr.
+  func resamplingSettings() -> ResamplingSettings? {
+    guard let recipe = settings.resampling else { return nil }
+    let logger = Logger(label: LogConfiguration.Category.decode.rawValue)
+    if let problem = Resampler.libraryProblem() {
+      logger.warning("resampling off: libsoxr cannot be loaded (\(problem)); install libsoxr0")
+      return nil
+    }
+    var rates = settings.rates?.rates ?? RateSpecification.probeRates
+    if settings.rates == nil, case .alsa(let device) = settings.output,
+      let accepted = ALSADevices.supportedRates(of: device, among: RateSpecification.probeRates), !accepted.isEmpty
+    {
+      rates = accepted
+    }
+    logger.info("resampling on: recipe \(recipe), output rates \(rates.map(String.init).joined(separator: ","))")
+    return ResamplingSettings(recipe: recipe, supportedRates: rates)
+  }
+
+  /// DoP when `-D` asks for it, up to the highest DoP rate the output plays as it is (DoP never
+  /// goes through the resampler); else, and on a 16-bit output, which cannot carry DoP's 24 bits,
+  /// PCM.
+  func dsdOutput() -> DSDOutput {
+    guard let option = settings.dsdOutput, option.format.isDoP else { return .pcm }
+    if settings.outputParameters.format == .s16 {
+      Logger(label: LogConfiguration.Category.output.rawValue).warning(
+        "-D: a 16-bit output cannot carry DoP; DSD is converted to PCM")
+      return .pcm
+    }
+    let limit = settings.maximumRateLimit.map { min($0, playableRate()) } ?? playableRate()
+    // DoP rates: a sixteenth of DSD64 to DSD1024, in both families.
+    let dopRates = [1, 2, 4, 8, 16].flatMap { [176_400 * $0, 192_000 * $0] }
+    let playable = dopRates.filter { $0 <= limit && (settings.rates?.rates.contains($0) ?? true) }
+    return DSDOutput(delivery: .dop, maximumRate: playable.max() ?? 0)
+  }
+
+  /// The highest rate the output can play natively: the `-r` list when given; for ALSA the
+  /// device's own maximum; stdout and null take any rate.
+  func playableRate() -> Int {
+    if let rates = settings.rates { return rates.maximum }
+    switch settings.output {
+    case .standardOutput, .null: return 384_000
+    case .alsa(let device): return ALSADevices.maximumRate(of: device) ?? 384_000
+    }
+  }
+
+  func maximumSampleRate() -> Int {
+    let playable = playableRate()
+    // -Z lowers it; with a resampler it may also raise it (any rate is then played at one the
+    // output takes), as in squeezelite.
+    if settings.resampling != nil, let limit = settings.maximumRateLimit { return limit }
+    return settings.maximumRateLimit.map { min($0, playable) } ?? playable
+  }
+}

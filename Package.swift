@@ -13,7 +13,9 @@ let package = Package(
     // The modules that read outside input, for the libFuzzer targets in Tests/Fuzz.
     .library(
       name: "SlimplayInputs",
-      targets: ["AudioBuffers", "Decoders", "LMSControl", "LocalControl", "SlimProto", "SlimplayCLI", "StreamFetch", "Support"]),
+      targets: [
+        "AudioBuffers", "Decoders", "LMSControl", "LocalControl", "SlimProto", "SlimplayCLI", "StreamFetch", "Support",
+      ]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -37,7 +39,9 @@ let package = Package(
     // Connecting to a numeric address without the resolver's thread.
     .target(
       name: "NetworkSupport",
-      dependencies: [.product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+      dependencies: [
+        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+      ],
       swiftSettings: strict),
 
     // Wire protocol: pure values that parse and encode SlimProto frames. No I/O.
@@ -76,11 +80,14 @@ let package = Package(
     .target(
       name: "AudioOutput", dependencies: ["AudioBuffers", "CALSA", "CSupport", "Support"], swiftSettings: strict),
 
-    // HTTP stream fetch for `strm s`: request sent verbatim, ICY metadata, backpressure.
+    // Debian's OpenSSL, loaded with dlopen by the first https stream (its header only at build time).
+    .target(name: "CTLS", linkerSettings: [.linkedLibrary("dl")]),
+
+    // HTTP stream fetch for `strm s`: request sent verbatim, ICY metadata, backpressure, TLS.
     .target(
       name: "StreamFetch",
       dependencies: [
-        "AudioBuffers", "NetworkSupport", "SlimProto", "Support",
+        "AudioBuffers", "CTLS", "NetworkSupport", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -149,6 +156,7 @@ let package = Package(
         "Resampling",
         "SlimConnection",
         "SlimProto",
+        "StreamFetch",
         "Support",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -157,7 +165,8 @@ let package = Package(
       swiftSettings: strict),
 
     .executableTarget(
-      name: "slimplay", dependencies: ["CSupport", "SlimplayCLI"], exclude: ["link-order.txt", "layout.ld"], swiftSettings: strict,
+      name: "slimplay", dependencies: ["CSupport", "SlimplayCLI"], exclude: ["link-order.txt", "layout.ld"],
+      swiftSettings: strict,
       linkerSettings: [
         // Resident memory is mostly code. The static runtime's link arguments export every
         // symbol, and a position-independent binary carries a relocation per pointer: the loader

@@ -593,7 +593,7 @@ def run_real_path(args: argparse.Namespace, parts: set[str], progress) -> tuple[
     if args.squeezelite_upstream:
         players.append(bench_real.PlayerSpec("squeezelite-upstream", "squeezelite 2.0.0 (upstream)",
                                              args.squeezelite_upstream, "02:00:00:00:be:23"))
-    albums = [a for a in [*bench_real.ALBUMS, bench_real.DSD, bench_real.RADIO] if a.key in args.albums.split(",")]
+    albums = [a for a in [*bench_real.ALBUMS, bench_real.DSD, bench_real.RADIO, bench_real.RADIO_TLS] if a.key in args.albums.split(",")]
     work = Path(tempfile.mkdtemp(prefix="slimplay-bench-real-"))
     os.chmod(work, 0o755)
     results: dict = {}

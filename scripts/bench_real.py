@@ -123,6 +123,9 @@ ALBUMS = [
 DSD = AlbumSpec("dsd", "DSD64 in DSF as DoP (-D), streamed to LMS", "dsd", 176400, 32, 32, tracks=2,
                 lacking=frozenset({"squeezelite-upstream"}))
 RADIO = AlbumSpec("radio", "MP3 radio-like stream (arrives at play speed)", "radio", 44100, 16, 16, tracks=1)
+# The same stream from an https station (port 443, which is how LMS 7.9 marks https for a player):
+# straight to a player that offers CanHTTPS, relayed by LMS to one that does not (the upstream build).
+RADIO_TLS = AlbumSpec("radio-https", "the same stream over https (port 443)", "radio", 44100, 16, 16, tracks=1)
 
 
 @dataclass
@@ -260,8 +263,10 @@ class PacedFileServer:
     """Serves files (`root` + the URL's path) at their own average bit rate (+2 %), like an internet
     radio station: the player never has a full stream buffer."""
 
-    def __init__(self, address: str, seconds_of: Callable[[Path], float], root: Path = Path("/")):
+    def __init__(self, address: str, seconds_of: Callable[[Path], float], root: Path = Path("/"),
+                 tls_folder: Path | None = None):
         import http.server
+        import ssl
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:  # noqa: ANN002
@@ -290,11 +295,20 @@ class PacedFileServer:
                     if ahead > 0:
                         time.sleep(ahead)
 
-        self.httpd = http.server.ThreadingHTTPServer((address, 0), Handler)
+        self.httpd = http.server.ThreadingHTTPServer((address, 443 if tls_folder else 0), Handler)
         self.httpd.daemon_threads = True
         self.httpd.handle_error = lambda request, client: None
         self.port = self.httpd.server_address[1]
         self.url = f"http://{address}:{self.port}"
+        if tls_folder:
+            tls_folder.mkdir(parents=True, exist_ok=True)
+            key, cert = tls_folder / "key.pem", tls_folder / "cert.pem"
+            run("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={address}", "-days", "1",
+                "-keyout", str(key), "-out", str(cert))
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(cert, key)
+            self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+            self.url = f"https://{address}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
     def close(self) -> None:
@@ -475,6 +489,7 @@ class RealPathBench:
         self.lms = RealLMS(LMS_SCRIPT, self.library.music, lms_state, addr=LMS_ADDR)
         self.tap: SlimProtoTap | None = None
         self.radio_server: PacedFileServer | None = None
+        self.tls_server: PacedFileServer | None = None
         self.counter = 0
         self.prefix = ["setpriv", f"--reuid={PLAYER_USER}", "--regid=nogroup", "--clear-groups"]
         self.register_timeout = 20.0
@@ -492,11 +507,13 @@ class RealPathBench:
         self.tap = SlimProtoTap(TAP_ADDR, LMS_ADDR).start()
         seconds = {t.path: t.seconds for t in [self.library.radio, *self.library.albums[DSD.key]]}
         self.radio_server = PacedFileServer(TAP_ADDR, lambda path: seconds[path])
+        self.tls_server = PacedFileServer(TAP_ADDR, lambda path: seconds[path], tls_folder=self.work / "tls")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.radio_server:
-            self.radio_server.close()
+        for server in (self.radio_server, self.tls_server):
+            if server:
+                server.close()
         if self.tap:
             self.tap.close()
         self.lms.stop()
@@ -563,19 +580,20 @@ class RealPathBench:
             raise RuntimeError(f"{running.spec.label} did not register with LMS (log: {running.log})")
         return hello.at - running.started
 
-    def served(self, track: BenchTrack) -> str:
-        return f"{self.radio_server.url}{urllib.parse.quote(str(track.path))}"
+    def served(self, track: BenchTrack, tls: bool = False) -> str:
+        server = self.tls_server if tls else self.radio_server
+        return f"{server.url}{urllib.parse.quote(str(track.path))}"
 
     def queue(self, mac: str, album: AlbumSpec) -> None:
         self.lms.rpc(mac, ["mixer", "volume", 100])  # unity gain: bit-exact for all three
-        if album.key in ("radio", DSD.key):
+        if album.kind == "radio" or album.key == DSD.key:
             self.lms.rpc(mac, ["playlist", "clear"])
         else:
             self.lms.load_tracks(mac, [t.path for t in self.library.albums[album.key]])
 
     def play(self, mac: str, album: AlbumSpec) -> None:
-        if album.key == "radio":
-            self.lms.rpc(mac, ["playlist", "play", self.served(self.library.radio)])
+        if album.kind == "radio":
+            self.lms.rpc(mac, ["playlist", "play", self.served(self.library.radio, tls=album is RADIO_TLS)])
         elif album.key == DSD.key:
             tracks = self.library.albums[DSD.key]
             self.lms.rpc(mac, ["playlist", "play", self.served(tracks[0])])
@@ -585,7 +603,7 @@ class RealPathBench:
             self.lms.play(mac, 0)
 
     def tracks_of(self, album: AlbumSpec) -> list[BenchTrack]:
-        return [self.library.radio] if album.key == "radio" else self.library.albums[album.key]
+        return [self.library.radio] if album.kind == "radio" else self.library.albums[album.key]
 
     def sample(self, running: Running) -> None:
         if (memory := proc_memory(running.process.pid)) is not None:
@@ -798,7 +816,7 @@ def real_rows(results: dict, players: list[PlayerSpec]) -> list[dict]:
     def add(group: str, metric: str, values: dict[str, float | None], digits: int) -> None:
         rows.append({"group": group, "metric": metric, "values": values, "digits": digits})
 
-    for album in [*ALBUMS, DSD, RADIO]:
+    for album in [*ALBUMS, DSD, RADIO, RADIO_TLS]:
         section = results.get("real", {}).get(album.key)
         if not section:
             continue
@@ -854,7 +872,7 @@ def real_rows(results: dict, players: list[PlayerSpec]) -> list[dict]:
         else:
             group = "smallest memory limit (memory.limit_in_bytes) that plays the first track whole (bisection)"
         for album_key, by_player in section.items():
-            label = next(a.label for a in [*ALBUMS, DSD, RADIO] if a.key == album_key)
+            label = next(a.label for a in [*ALBUMS, DSD, RADIO, RADIO_TLS] if a.key == album_key)
             scale = 100 if kind == "quota" else 1 / 2**20
             add(group, f"{label}, {unit}", {
                 k: (by_player[k]["smallest"] * scale if by_player.get(k, {}).get("smallest") else None) for k in keys},

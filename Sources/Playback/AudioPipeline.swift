@@ -138,9 +138,9 @@ public final class AudioPipeline {
   }
 
   /// Starts a network stream (`strm s`); any other source is closed first.
-  func openStream(host: String, port: Int, request: [UInt8], holdBody: Bool) {
+  func openStream(host: String, port: Int, request: [UInt8], holdBody: Bool, tls: Bool) {
     fileStreamer.close()
-    fetcher.open(host: host, port: port, request: request, holdBody: holdBody)
+    fetcher.open(host: host, port: port, request: request, holdBody: holdBody, tls: tls)
   }
 
   /// Starts feeding a cached file; any other source is closed first. False when it cannot be opened.

@@ -202,7 +202,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       // The session resolved server IP 0 (the SlimProto server itself) to its address.
       let server = ServerAddress(ipv4: command.serverIP, port: Int(command.serverPort))
       pipeline.openStream(
-        host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect)
+        host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect,
+        tls: command.usesTLS)
     }
     // A start posted for a queued track could undo a pause (a paused player, or a pause that
     // lands in the same batch of output requests).

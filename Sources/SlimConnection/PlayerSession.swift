@@ -14,15 +14,19 @@ public final class PlayerSession: PlaybackReporter {
     public var firmware: String
     /// Format tokens in preference order.
     public var formats: [String]
+    /// `CanHTTPS=1`: LMS may hand the player `https` streams directly.
+    public var canHTTPS: Bool
 
     public init(
-      mac: MACAddress, model: String = "squeezelite", modelName: String, firmware: String, formats: [String]
+      mac: MACAddress, model: String = "squeezelite", modelName: String, firmware: String, formats: [String],
+      canHTTPS: Bool = false
     ) {
       self.mac = mac
       self.model = model
       self.modelName = modelName
       self.firmware = firmware
       self.formats = formats
+      self.canHTTPS = canHTTPS
     }
   }
 
@@ -65,7 +69,7 @@ public final class PlayerSession: PlaybackReporter {
   public var capabilities: Capabilities {
     Capabilities(
       model: identity.model, modelName: identity.modelName, firmware: identity.firmware,
-      maxSampleRate: engine.maximumSampleRate, syncGroupID: pendingSyncGroupID,
+      maxSampleRate: engine.maximumSampleRate, canHTTPS: identity.canHTTPS, syncGroupID: pendingSyncGroupID,
       formats: identity.formats + (sharesServerAddress ? ["loc"] : []))
   }
 

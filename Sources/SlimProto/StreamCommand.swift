@@ -92,6 +92,10 @@ public struct StreamCommand: Equatable, Sendable {
     return String(decoding: request, as: UTF8.self)
   }
 
+  /// An `https` stream: the TLS flag, or port 443 (LMS 7.9 hands a `CanHTTPS` player its https
+  /// streams without the flag; squeezelite goes by the port too).
+  public var usesTLS: Bool { flags.contains(.tls) || serverPort == 443 }
+
   public init(
     command: Command, autostart: Autostart = .manual, format: Format = .mp3,
     pcm: PCMCodes = .unspecified, threshold: UInt8 = 0, spdifEnable: UInt8 = 0x30,

@@ -11,6 +11,7 @@ import Playback
 import Resampling
 import SlimConnection
 import SlimProto
+import StreamFetch
 import Support
 import Synchronization
 
@@ -69,9 +70,13 @@ struct PlayerRuntime {
     let mac = settings.mac ?? MACAddressSource.stableAddress()
     let nameStore = NameStore(path: settings.nameFilePath(environment: environment))
     let name = settings.name ?? nameStore.load()
+    // https streams straight from the source need libssl, loaded only when one plays; without it
+    // LMS relays them.
+    let canHTTPS = TLSLibrary.isInstalled
+    if !canHTTPS { logger.info("libssl.so.3 not found: https streams come relayed by LMS (install libssl3)") }
     let identity = PlayerSession.Identity(
       mac: mac, model: settings.model, modelName: settings.modelName, firmware: SlimplayVersion.string,
-      formats: settings.formatTokens)
+      formats: settings.formatTokens, canHTTPS: canHTTPS)
     logger.notice("slimplay \(SlimplayVersion.string) player \(mac) name '\(name ?? "(server's choice)")'")
 
     // One loop for control and streams; a second for cache downloads (blocking file writes).

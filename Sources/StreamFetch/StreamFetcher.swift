@@ -57,8 +57,9 @@ public final class StreamFetcher: @unchecked Sendable {
   /// The socket's receive buffer, set before connecting (it also sets the advertised window).
   static let receiveBufferBytes = 128 * 1024
 
-  /// Starts a stream. `holdBody` (autostart 2/3) keeps the body back until `releaseBody`.
-  public func open(host: String, port: Int, request: [UInt8], holdBody: Bool) {
+  /// Starts a stream. `holdBody` (autostart 2/3) keeps the body back until `releaseBody`; `tls`:
+  /// an `https` stream (see `StreamCommand.usesTLS`).
+  public func open(host: String, port: Int, request: [UInt8], holdBody: Bool, tls: Bool = false) {
     eventLoop.preconditionInEventLoop()
     close()
     bytesReceived = 0
@@ -67,7 +68,9 @@ public final class StreamFetcher: @unchecked Sendable {
     self.handler = handler
     // The handler never leaves this loop: the channel is created on it.
     let bound = NIOLoopBound(handler, eventLoop: eventLoop)
-    logger.info("stream: connecting to \(host):\(port)")
+    logger.info("stream: connecting to \(host):\(port)\(tls ? " (TLS)" : "")")
+    let serverName = tls ? Self.serverName(in: request) : nil
+    let logger = logger
     ClientBootstrap(group: eventLoop)
       .connectTimeout(configuration.connectTimeout)
       .channelOption(.autoRead, value: false)
@@ -82,7 +85,14 @@ public final class StreamFetcher: @unchecked Sendable {
       // transient heap buffer of up to 4 MB. 128 KiB still fills a 5 Mbit/s stream over a 200 ms path.
       .channelOption(.socketOption(.so_rcvbuf), value: StreamFetcher.receiveBufferBytes)
       .channelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(bound.value) }
+        channel.eventLoop.makeCompletedFuture {
+          if tls {
+            // libssl is loaded here, by the first `https` stream.
+            let tlsHandler = try TLSHandler(serverName: serverName) { logger.info("stream: TLS \($0)") }
+            try channel.pipeline.syncOperations.addHandler(tlsHandler)
+          }
+          try channel.pipeline.syncOperations.addHandler(bound.value)
+        }
       }
       .connect(hostOrAddress: host, port: port)
       .hop(to: eventLoop)
@@ -102,6 +112,20 @@ public final class StreamFetcher: @unchecked Sendable {
           self.finish(handler, reason: .unreachable)
         }
       }
+  }
+
+  /// The host the request names (its `Host:` header, without a port), to ask the server for its
+  /// certificate (SNI); nil for an address, which SNI does not carry.
+  static func serverName(in request: [UInt8]) -> String? {
+    let text = String(decoding: request, as: UTF8.self)
+    for line in text.split(separator: "\r\n") where line.lowercased().hasPrefix("host:") {
+      let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+      var host = String(line.dropFirst(5).drop(while: blank).reversed().drop(while: blank).reversed())
+      if let colon = host.lastIndex(of: ":"), !host.hasPrefix("[") { host = String(host[..<colon]) }
+      let isAddress = host.hasPrefix("[") || host.allSatisfy { $0.isNumber || $0 == "." }
+      return host.isEmpty || isAddress ? nil : host
+    }
+    return nil
   }
 
   /// `cont`: let a held direct-stream body through, stripping ICY metadata every `metaInterval` bytes.

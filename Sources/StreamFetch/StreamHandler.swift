@@ -141,6 +141,10 @@ final class StreamHandler: ChannelInboundHandler {
         endReason = .closedNormally
       }
     }
+    switch state {
+    case .connecting, .awaitingHead: state = .body  // nothing to deliver: the end is reported now
+    case .holding, .body, .finished: break
+    }
     // While held, the end is reported after `cont` releases the bytes already received.
     deliver()
   }

@@ -236,4 +236,18 @@ struct StreamCommandTests {
     // Without a name there is nothing to open.
     #expect(try StreamCommand(parsing: payload).localFilePath == nil)
   }
+
+  /// https: the TLS flag (aioslimproto, squeezelite's own LMS plugins) or port 443 (what LMS 7.9
+  /// sends a `CanHTTPS` player, without the flag).
+  @Test func anHTTPSStreamIsToldByItsFlagOrItsPort() throws {
+    var payload = Self.message16
+    payload[11] = StreamFlags.tls.rawValue
+    #expect(try StreamCommand(parsing: payload).usesTLS)
+    payload[11] = 0
+    #expect(try !StreamCommand(parsing: payload).usesTLS)
+    payload[18..<20] = [0x01, 0xBB][...]  // port 443
+    #expect(try StreamCommand(parsing: payload).usesTLS)
+    payload[18..<20] = [0x20, 0xFB][...]  // port 8443
+    #expect(try !StreamCommand(parsing: payload).usesTLS)
+  }
 }

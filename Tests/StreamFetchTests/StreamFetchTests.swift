@@ -38,7 +38,7 @@ struct StreamFetchTests {
 
   private func fetch(
     port: Int, ringBytes: Int, request: [UInt8] = Array("GET /stream.flac HTTP/1.0\r\n\r\n".utf8),
-    consume: (StreamInput, StreamFetcher) -> Void
+    tls: Bool = false, consume: (StreamInput, StreamFetcher) -> Void
   ) throws -> FetchLog {
     let input = StreamInput(capacity: ringBytes)
     let loop = group.next()
@@ -46,7 +46,7 @@ struct StreamFetchTests {
     let fetcher = StreamFetcher(eventLoop: loop, input: input, logger: Logger(label: "test"))
     try loop.submit {
       fetcher.delegate = log
-      fetcher.open(host: "127.0.0.1", port: port, request: request, holdBody: false)
+      fetcher.open(host: "127.0.0.1", port: port, request: request, holdBody: false, tls: tls)
     }.wait()
     consume(input, fetcher)
     return log
@@ -101,6 +101,18 @@ struct StreamFetchTests {
     #expect(eventually { log.ending == .remoteReset })
   }
 
+  /// The server hangs up before its response head is complete: the stream ends (as a reset),
+  /// it does not wait for ever.
+  @Test func aServerThatClosesBeforeItsHeadEndsAsAReset() throws {
+    defer { try? group.syncShutdownGracefully() }
+    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\nContent-Ty".utf8))
+    defer { server.close() }
+    let log = try fetch(port: server.port, ringBytes: 4096) { input, _ in
+      _ = eventually { input.hasEnded }
+    }
+    #expect(eventually { log.ending == .remoteReset })
+  }
+
   @Test func aServerThatRefusesIsUnreachable() throws {
     defer { try? group.syncShutdownGracefully() }
     // A port that was just free: bound, then closed.
@@ -148,5 +160,69 @@ struct StreamFetchTests {
       }.wait()
     }
     #expect(eventually { (try? loop.submit { left.value == nil }.wait()) == true })
+  }
+
+  // MARK: TLS
+
+  /// An https stream: `openssl s_server` serves a file larger than the ring; it arrives whole,
+  /// in order, through the TLS handshake and backpressure.
+  @Test func anHTTPSBodyArrivesWholeThroughTLS() throws {
+    defer { try? group.syncShutdownGracefully() }
+    let folder = "/tmp/slimplay-tls-test-\(getpid())"
+    defer { shell("kill $(cat \(folder)/server.pid) 2>/dev/null; rm -rf \(folder)") }
+    let body = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 17 &+ $0 >> 11) }
+    #expect(shell("mkdir -p \(folder)") == 0)
+    let file = fopen("\(folder)/body.bin", "wb")
+    #expect(body.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) } == body.count)
+    fclose(file)
+    let made = shell(
+      "cd \(folder) && openssl req -x509 -newkey rsa:2048 -nodes -subj /CN=stream.test -days 1 "
+        + "-keyout key.pem -out cert.pem 2>/dev/null")
+    try #require(made == 0, "openssl (Debian's package) makes the test certificate")
+    // A free port: bound, then closed, then taken by the server.
+    let probe = try CannedServer(response: [])
+    let port = probe.port
+    probe.close()
+    #expect(
+      shell(
+        "cd \(folder) && { openssl s_server -accept \(port) -naccept 1 -WWW -cert cert.pem -key key.pem "
+          + ">server.log 2>&1 & echo $! >server.pid; }") == 0)
+    try #require(eventually { shell("grep -q ACCEPT \(folder)/server.log") == 0 }, "the TLS server is listening")
+    var received: [UInt8] = []
+    let request = Array("GET /body.bin HTTP/1.0\r\nHost: stream.test:\(port)\r\n\r\n".utf8)
+    let log = try fetch(port: port, ringBytes: 4096, request: request, tls: true) { input, fetcher in
+      received = drain(input, fetcher) { true }
+    }
+    #expect(received.count == body.count)
+    #expect(received == body)
+    #expect(eventually { log.ending == .closedNormally })
+    guard case .head(let head) = log.all.first(where: { if case .head = $0 { true } else { false } }) else {
+      Issue.record("no response head")
+      return
+    }
+    #expect(String(decoding: head, as: UTF8.self).hasPrefix("HTTP/1.0 200"))
+  }
+
+  /// A server that does not speak TLS: the handshake fails, the stream ends as a reset.
+  @Test func aPlainServerOnAnHTTPSStreamEndsAsAReset() throws {
+    defer { try? group.syncShutdownGracefully() }
+    let server = try CannedServer(response: Array("HTTP/1.0 200 OK\r\n\r\nplain bytes".utf8))
+    defer { server.close() }
+    var received: [UInt8] = []
+    let log = try fetch(port: server.port, ringBytes: 4096, tls: true) { input, fetcher in
+      received = drain(input, fetcher) { true }
+    }
+    #expect(received.isEmpty)
+    #expect(eventually { log.ending == .remoteReset })
+    #expect(!log.all.contains { if case .head = $0 { true } else { false } })
+  }
+
+  @Test func theServerNameComesFromTheHostHeader() {
+    func name(_ request: String) -> String? { StreamFetcher.serverName(in: Array(request.utf8)) }
+    #expect(name("GET / HTTP/1.0\r\nHost: radio.example.org:443\r\n\r\n") == "radio.example.org")
+    #expect(name("GET / HTTP/1.0\r\nhost:radio.example.org\r\nAccept: */*\r\n\r\n") == "radio.example.org")
+    #expect(name("GET / HTTP/1.0\r\nHost: 192.168.1.20:8443\r\n\r\n") == nil)
+    #expect(name("GET / HTTP/1.0\r\nHost: [::1]:443\r\n\r\n") == nil)
+    #expect(name("GET / HTTP/1.0\r\n\r\n") == nil)
   }
 }

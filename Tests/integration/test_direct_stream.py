@@ -28,8 +28,9 @@ def test_unknown_format_is_set_by_codc(server, start_player, media, media_server
     assert capture.wait_for_length(len(reference), timeout=5) == reference
 
 
-def icy_server(body: bytes, interval: int, titles: list[bytes]):
-    """Serves `body` once with an ICY metadata block after every `interval` audio bytes."""
+def icy_server(body: bytes, interval: int, titles: list[bytes], tls=None):  # noqa: ANN001
+    """Serves `body` once with an ICY metadata block after every `interval` audio bytes; through TLS
+    with `tls` (an ssl.SSLContext)."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -38,6 +39,8 @@ def icy_server(body: bytes, interval: int, titles: list[bytes]):
 
     def serve():
         conn, _ = listener.accept()
+        if tls:
+            conn = tls.wrap_socket(conn, server_side=True)
         with conn:
             requests.append(conn.recv(4096))
             conn.sendall(b"ICY 200 OK\r\nicy-metaint: %d\r\nContent-Type: audio/wav\r\n\r\n" % interval)
@@ -73,3 +76,36 @@ def test_icy_metadata_is_stripped_and_sent_as_meta(server, start_player, media):
     assert capture.wait_for_length(len(reference), timeout=5) == reference
     titles = [m.rstrip(b"\0") for m in server.recorder.metadata]
     assert titles == [b"StreamTitle='One';", b"StreamTitle='Two';"]
+
+
+def test_an_https_stream_with_the_tls_flag_plays_with_its_icy_metadata(server, start_player, media, tmp_path):
+    """The `strm` TLS flag (0x20, as aioslimproto and squeezelite's LMS plugins send it) on any port:
+    the request goes out inside TLS (the station speaks nothing else), and the ICY station's audio
+    and titles come out of it whole."""
+    import ssl
+    import subprocess
+
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=radio.test", "-days", "1",
+                    "-keyout", str(tmp_path / "key.pem"), "-out", str(tmp_path / "cert.pem")],
+                   check=True, capture_output=True)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tmp_path / "cert.pem", tmp_path / "key.pem")
+    wav = media.tone("icy-tls.wav", seconds=2)
+    body = wav.read_bytes()
+    port, requests = icy_server(body, 16000, [b"StreamTitle='Secure';"], tls=context)
+    player, capture, client = start(server, start_player)
+    mute_resp(server, client)
+    request = b"GET /radio HTTP/1.0\r\nHost: radio.test\r\nIcy-MetaData: 1\r\n\r\n"
+    server.call(
+        lambda: client._send_strm(
+            b"s", autostart=b"3", codec_details=b"p????", threshold=1, flags=0x20, output_threshold=1,
+            server_port=port, server_ip=0x7F000001, httpreq=request,
+        )
+    )
+    assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5), player.log()
+    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    assert requests == [request], "the request goes out verbatim, inside TLS"
+    reference = media.raw_reference(wav)
+    assert capture.wait_for_length(len(reference), timeout=5) == reference
+    assert [m.rstrip(b"\0") for m in server.recorder.metadata] == [b"StreamTitle='Secure';"]

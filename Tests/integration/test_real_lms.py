@@ -163,10 +163,17 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
 
 
 @contextlib.contextmanager
-def station(bodies: dict[str, tuple[bytes, str]]):  # noqa: ANN201
+def station(bodies: dict[str, tuple[bytes, str]], tls_folder=None, requests=None):  # noqa: ANN001, ANN201
     """A local HTTP server that answers each path in `bodies` with its (body, content type), as an
-    internet station or a streaming service would; yields its base URL (http://127.0.0.9:port)."""
+    internet station or a streaming service would; yields its base URL (http://127.0.0.9:port).
+    With `tls_folder`, an https server on port 443 (https://127.0.0.9) with a self-signed certificate
+    made there: LMS 7.9 tells an https stream to the player only by that port. It speaks TLS 1.2:
+    LMS 7.9.1's own https client (IO::Socket::SSL without blocking, under Net::HTTP) reads no
+    response from a TLS 1.3 server ("Server closed connection without sending any data back").
+    `requests` collects each request's headers."""
     import http.server
+    import ssl
+    import subprocess
     import threading
 
     class Station(http.server.BaseHTTPRequestHandler):
@@ -174,6 +181,8 @@ def station(bodies: dict[str, tuple[bytes, str]]):  # noqa: ANN201
             pass
 
         def do_GET(self) -> None:  # noqa: N802
+            if requests is not None:
+                requests.append(dict(self.headers))
             body, content_type = bodies[self.path]
             self.send_response(200)
             self.send_header("Content-Type", content_type)
@@ -181,14 +190,28 @@ def station(bodies: dict[str, tuple[bytes, str]]):  # noqa: ANN201
             self.end_headers()
             with contextlib.suppress(OSError):
                 self.wfile.write(body)
+            if tls_folder:
+                # A TLS server ends its side with close_notify (OpenSSL 3 clients take a bare TCP
+                # close for a truncation attack).
+                with contextlib.suppress(OSError, ValueError):
+                    self.connection.unwrap()
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.9", 0), Station)
+    server = http.server.ThreadingHTTPServer(("127.0.0.9", 443 if tls_folder else 0), Station)
     server.daemon_threads = True
+    if tls_folder:
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.9", "-days", "1",
+                        "-keyout", str(tls_folder / "key.pem"), "-out", str(tls_folder / "cert.pem")],
+                       check=True, capture_output=True)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(tls_folder / "cert.pem", tls_folder / "key.pem")
+        context.maximum_version = ssl.TLSVersion.TLSv1_2  # for LMS 7.9.1 (see above)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        yield f"http://127.0.0.9:{server.server_address[1]}"
+        yield "https://127.0.0.9" if tls_folder else f"http://127.0.0.9:{server.server_address[1]}"
     finally:
         server.shutdown()
+        server.server_close()
 
 
 @contextlib.contextmanager
@@ -301,6 +324,43 @@ def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, star
     assert_whole(capture.bytes(), decoded, player, f"Ogg FLAC served as {content_type}")
     # Decoded by what it holds, whatever the format LMS named.
     assert "(Ogg FLAC) 16-bit" in player.log(), player.log()
+
+
+def mapped_libraries(pid: int) -> set[str]:
+    from pathlib import Path
+
+    return {line.split()[-1].rsplit("/", 1)[-1] for line in Path(f"/proc/{pid}/maps").read_text().splitlines()
+            if "/" in line}
+
+
+def test_an_https_stream_comes_straight_from_its_server_through_tls(real_lms, start_player, tmp_path):
+    """`CanHTTPS=1`: LMS hands the player an https station as it is (port 443, no relay), and the
+    player decrypts it itself: the whole capture equals `flac -d` of the file. libssl is mapped only
+    once an https stream plays."""
+    import subprocess
+
+    subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", str(tmp_path / "tls.wav"), "synth", "6",
+                    "sine", "523", "pinknoise", "vol", "0.3"], check=True)
+    subprocess.run(["flac", "-s", "-o", str(tmp_path / "tls.flac"), str(tmp_path / "tls.wav")], check=True)
+    decoded = subprocess.run(["flac", "-s", "-d", "-c", "--force-raw-format", "--endian=little", "--sign=signed",
+                              str(tmp_path / "tls.flac")], check=True, capture_output=True).stdout
+    requests = []
+    body = (tmp_path / "tls.flac").read_bytes()
+    with station({"/station.flac": (body, "audio/flac")}, tls_folder=tmp_path, requests=requests) as base:
+        player, capture = start(real_lms, start_player, tmp_path, "-d", "stream=info")
+        before = mapped_libraries(player.process.pid)
+        assert not any(name.startswith("libssl") for name in before), sorted(before)
+        real_lms.rpc(MAC, ["playlist", "play", f"{base}/station.flac"])
+        capture.wait_for_length(len(decoded), timeout=len(decoded) / BYTES_PER_SECOND + 30)
+        time.sleep(1.0)
+        after = mapped_libraries(player.process.pid)
+    assert_whole(capture.bytes(), decoded, player, "https FLAC station")
+    log = player.log()
+    assert "connecting to 127.0.0.9:443 (TLS)" in log, log
+    assert "stream: TLS TLSv1" in log, log
+    # LMS's look at the station, then the player's own request (the one LMS wrote for it, naming the port).
+    assert [r.get("Host") for r in requests] == ["127.0.0.9", "127.0.0.9:443"], requests
+    assert any(name.startswith("libssl") for name in after), sorted(after)
 
 
 @pytest.mark.parametrize("album", ["AAC", "ALAC"])

@@ -307,6 +307,8 @@ class PacedFileServer:
                 "-keyout", str(key), "-out", str(cert))
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
             context.load_cert_chain(cert, key)
+            # LMS 7.9.1's own https client reads no response from a TLS 1.3 server.
+            context.maximum_version = ssl.TLSVersion.TLSv1_2
             self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
             self.url = f"https://{address}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()

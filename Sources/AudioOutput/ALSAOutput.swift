@@ -34,6 +34,7 @@ public final class ALSAOutput: OutputDevice {
   public private(set) var chunkFrames = 1024
   /// The device buffer in frames, as ALSA granted it.
   public private(set) var bufferSize = 0
+  public var bufferFrames: Int { bufferSize }
   /// Whether the open device took mmap access.
   public private(set) var usesMmap = false
   private var packer = SamplePacker(format: .s16)

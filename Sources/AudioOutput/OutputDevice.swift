@@ -49,9 +49,12 @@ public protocol OutputDevice: AnyObject {
   /// Blocks until everything queued has been heard (the output ran out of frames), then stays
   /// ready for more.
   func playOutQueued()
+  /// Frames the device holds when full (0, the default: it holds nothing of its own).
+  var bufferFrames: Int { get }
 }
 
 extension OutputDevice {
+  public var bufferFrames: Int { 0 }
   public func pauseQueued() { discardQueued() }
   public func startQueued() {}
   public var isClocked: Bool { false }

@@ -64,6 +64,17 @@ extension OutputPlayer {
     }
   }
 
+  /// The ring ran dry: what the device holds is pushed through to be heard. After DoP the push
+  /// is DoP silence, markers running on, so a DAC stays in DSD mode through an underrun rather
+  /// than hearing zeros it would take for PCM (squeezelite writes DoP silence there too).
+  func playOutQueued() {
+    guard carriesDoP else { return device.playOutQueued() }
+    var remaining = device.bufferFrames
+    while remaining > 0, let written = writeSilence(frames: min(remaining, device.chunkFrames)), written > 0 {
+      remaining -= written
+    }
+  }
+
   /// Writes up to `frames` (at most a buffer of them) of silence; frames written, nil on failure.
   func writeSilence(frames: Int) -> Int? {
     guard carriesDoP else {

@@ -288,7 +288,7 @@ public final class OutputPlayer: @unchecked Sendable {
       case .playOut:
         // Empty only counts once the device has played what it holds.
         if device.isOpen {
-          device.playOutQueued()
+          playOutQueued()
           primeBeforeAudio = device.isClocked
           publish(running: true)
           if output.ring.fill > 0 || output.boundaries.peek() != nil {

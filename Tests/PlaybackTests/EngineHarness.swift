@@ -40,9 +40,9 @@ final class EngineHarness: Sendable {
 
   init(
     allowance: Int? = nil, streamBufferBytes: Int = 64 << 10, dsd: DSDOutput = .pcm,
-    output: OutputPlayer.Configuration = .init()
+    output: OutputPlayer.Configuration = .init(), sinkBufferFrames: Int = 0
   ) throws {
-    let sink = MemorySink(allowance: allowance)
+    let sink = MemorySink(allowance: allowance, bufferFrames: sinkBufferFrames)
     self.sink = sink
     let loop = group.next()
     let log = self.log

@@ -21,9 +21,14 @@ final class MemorySink: OutputDevice, Sendable {
   }
   private let state: Mutex<State>
 
-  init(allowance: Int? = nil) {
+  /// `bufferFrames`: what a push through at the end asks for (a sound card's buffer); 0 for
+  /// none, which leaves the capture as written.
+  init(allowance: Int? = nil, bufferFrames: Int = 0) {
     state = Mutex(State(allowance: allowance))
+    self.bufferFrames = bufferFrames
   }
+
+  let bufferFrames: Int
 
   var isOpen: Bool { state.withLock { $0.isOpen } }
   var sampleRate: Int { state.withLock { $0.sampleRate } }
@@ -53,7 +58,10 @@ final class MemorySink: OutputDevice, Sendable {
 
   func delayFrames() -> Int { 0 }
   func discardQueued() {}
-  func playOutQueued() {}
+  /// PCM's push through: a buffer of zeros, as ALSAOutput writes.
+  func playOutQueued() {
+    state.withLock { $0.samples.append(contentsOf: repeatElement(0, count: 2 * bufferFrames)) }
+  }
 
   /// Lets `frames` more frames through (nil: all from now on).
   func allow(_ frames: Int?) {

@@ -102,6 +102,36 @@ struct PlaybackTests {
     #expect(difference(harness.sink.samples, whole) == nil)
   }
 
+  /// When the output runs dry after DoP (the end of the last track, or an underrun), what the
+  /// device holds is pushed through with DoP silence, markers running on from the track's last
+  /// frame, not with zeros a DAC would take for PCM; after PCM it is zeros as before.
+  @Test func runningDryAfterDoPPushesThroughDoPSilence() throws {
+    defer { directory.remove() }
+    let channels = DSDFiles.randomChannels(2, bytes: 8194, seed: 31)  // 4097 frames: ends on the first marker
+    let dsfPath = directory.path + "/t.dsf"
+    try FileIO.writeAtomically(dsfPath, DSDFiles.dsf(channels))
+    let harness = try EngineHarness(allowance: 2001, dsd: DSDOutput(delivery: .dop), sinkBufferFrames: 3000)
+    defer { harness.close() }
+    let a = harness.run { $0.playLocal(LocalSource(path: dsfPath, codec: .dsd)) }
+    #expect(eventually { harness.log.contains(.decoded(a!)) })
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.contains(.ended) })
+    let dop = DSDFiles.expectedDoP(channels)
+    var expected = dop
+    for frame in 4097..<(4097 + 3000) {
+      let sample = Int32(bitPattern: UInt32(frame % 2 == 0 ? 0x05 : 0xFA) << 24 | 0x69_6900)
+      expected += [sample, sample]
+    }
+    #expect(difference(harness.sink.samples, expected) == nil)
+
+    let pcm = TestTrack(frames: 5000, seed: 32)
+    let pcmHarness = try EngineHarness(sinkBufferFrames: 3000)
+    defer { pcmHarness.close() }
+    _ = pcmHarness.run { $0.playLocal(source(pcm, "pcm.wav")) }
+    #expect(eventually { pcmHarness.log.contains(.ended) })
+    #expect(difference(pcmHarness.sink.samples, pcm.expected + [Int32](repeating: 0, count: 6000)) == nil)
+  }
+
   /// `-D 3`: between a PCM track and a DoP track, 3 ms of the new mode's silence (DoP's idle
   /// pattern behind its markers, so the DAC switches while muted): 529 frames, an odd count, so the
   /// DoP frames after it begin on the second marker.

@@ -138,9 +138,9 @@ public final class AudioPipeline {
   }
 
   /// Starts a network stream (`strm s`); any other source is closed first.
-  func openStream(host: String, port: Int, request: [UInt8], holdBody: Bool, tls: Bool) {
+  func openStream(host: String, port: Int, request: [UInt8], holdBody: Bool, tls: Bool, oggMetadata: Bool) {
     fileStreamer.close()
-    fetcher.open(host: host, port: port, request: request, holdBody: holdBody, tls: tls)
+    fetcher.open(host: host, port: port, request: request, holdBody: holdBody, tls: tls, oggMetadata: oggMetadata)
   }
 
   /// Starts feeding a cached file; any other source is closed first. False when it cannot be opened.

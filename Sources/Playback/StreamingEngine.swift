@@ -203,7 +203,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       let server = ServerAddress(ipv4: command.serverIP, port: Int(command.serverPort))
       pipeline.openStream(
         host: server.host, port: server.port, request: command.request, holdBody: command.autostart.isDirect,
-        tls: command.usesTLS)
+        tls: command.usesTLS, oggMetadata: command.carriesOgg)
     }
     // A start posted for a queued track could undo a pause (a paused player, or a pause that
     // lands in the same batch of output requests).

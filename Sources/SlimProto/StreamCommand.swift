@@ -96,6 +96,12 @@ public struct StreamCommand: Equatable, Sendable {
   /// streams without the flag; squeezelite goes by the port too).
   public var usesTLS: Bool { flags.contains(.tls) || serverPort == 443 }
 
+  /// An Ogg stream as LMS names it: Vorbis (`o`), Opus (`u`), or FLAC in Ogg (`f` with sample
+  /// size `o`).
+  public var carriesOgg: Bool {
+    format == .oggVorbis || format == .opus || (format == .flac && pcm.sampleSize == UInt8(ascii: "o"))
+  }
+
   public init(
     command: Command, autostart: Autostart = .manual, format: Format = .mp3,
     pcm: PCMCodes = .unspecified, threshold: UInt8 = 0, spdifEnable: UInt8 = 0x30,

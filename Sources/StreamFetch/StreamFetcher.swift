@@ -58,13 +58,16 @@ public final class StreamFetcher: @unchecked Sendable {
   static let receiveBufferBytes = 128 * 1024
 
   /// Starts a stream. `holdBody` (autostart 2/3) keeps the body back until `releaseBody`; `tls`:
-  /// an `https` stream (see `StreamCommand.usesTLS`).
-  public func open(host: String, port: Int, request: [UInt8], holdBody: Bool, tls: Bool = false) {
+  /// an `https` stream (see `StreamCommand.usesTLS`); `oggMetadata`: an Ogg stream, whose links'
+  /// comments go to the server as META (see `StreamCommand.carriesOgg`).
+  public func open(
+    host: String, port: Int, request: [UInt8], holdBody: Bool, tls: Bool = false, oggMetadata: Bool = false
+  ) {
     eventLoop.preconditionInEventLoop()
     close()
     bytesReceived = 0
     paused.store(false, ordering: .relaxed)
-    let handler = StreamHandler(fetcher: self, request: request, holdBody: holdBody)
+    let handler = StreamHandler(fetcher: self, request: request, holdBody: holdBody, oggMetadata: oggMetadata)
     self.handler = handler
     // The handler never leaves this loop: the channel is created on it.
     let bound = NIOLoopBound(handler, eventLoop: eventLoop)

@@ -26,6 +26,8 @@ final class StreamHandler: ChannelInboundHandler {
   /// Body bytes received while held, before the ICY interval is known.
   private var held: ByteBuffer?
   private var icy: ICYMetadataFilter?
+  /// An Ogg stream's link comments, sent as META (see `OggCommentScanner`).
+  private var oggComments: OggCommentScanner?
   private var contentLength: Int?
   private var bodyBytes = 0
   /// Set when the connection ended; reported once the pending bytes are stored.
@@ -35,10 +37,11 @@ final class StreamHandler: ChannelInboundHandler {
   private var lastReadBytes = 0
   private var pacedRead: Scheduled<Void>?
 
-  init(fetcher: StreamFetcher, request: [UInt8], holdBody: Bool) {
+  init(fetcher: StreamFetcher, request: [UInt8], holdBody: Bool, oggMetadata: Bool = false) {
     self.fetcher = fetcher
     self.request = request
     self.holdBody = holdBody
+    oggComments = oggMetadata ? OggCommentScanner() : nil
   }
 
   /// True while progress depends on the network, not on the consumer or the server's `cont`.
@@ -223,6 +226,7 @@ final class StreamHandler: ChannelInboundHandler {
   private func accept(_ buffer: inout ByteBuffer, counted: Bool = false) {
     if !counted { bodyBytes += buffer.readableBytes }
     guard var filter = icy else {
+      scanOggComments(buffer)
       pending.append(&buffer)
       return
     }
@@ -231,7 +235,15 @@ final class StreamHandler: ChannelInboundHandler {
       filter.process(bytes, audio: { audio.writeBytes($0) }, metadata: { fetcher?.metadata($0) })
     }
     icy = filter
+    scanOggComments(audio)
     pending.append(&audio)
+  }
+
+  private func scanOggComments(_ audio: ByteBuffer) {
+    guard var scanner = oggComments else { return }
+    let found = audio.withUnsafeReadableBytes { scanner.scan($0) }
+    oggComments = scanner
+    for payload in found { fetcher?.metadata(payload) }
   }
 
   /// Moves pending bytes into the ring; pauses reading when it is full; reports the end once

@@ -163,14 +163,15 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
 
 
 @contextlib.contextmanager
-def station(bodies: dict[str, tuple[bytes, str]], tls_folder=None, requests=None):  # noqa: ANN001, ANN201
+def station(bodies: dict[str, tuple[bytes, str]], tls_folder=None, requests=None, seconds=None):  # noqa: ANN001, ANN201
     """A local HTTP server that answers each path in `bodies` with its (body, content type), as an
     internet station or a streaming service would; yields its base URL (http://127.0.0.9:port).
     With `tls_folder`, an https server on port 443 (https://127.0.0.9) with a self-signed certificate
     made there: LMS 7.9 tells an https stream to the player only by that port. It speaks TLS 1.2:
     LMS 7.9.1's own https client (IO::Socket::SSL without blocking, under Net::HTTP) reads no
     response from a TLS 1.3 server ("Server closed connection without sending any data back").
-    `requests` collects each request's headers."""
+    `requests` collects each request's headers. With `seconds` (path → length of its audio) a body
+    is sent at its own pace, as a station broadcasts."""
     import http.server
     import ssl
     import subprocess
@@ -188,8 +189,13 @@ def station(bodies: dict[str, tuple[bytes, str]], tls_folder=None, requests=None
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
+            pace = (seconds or {}).get(self.path)
+            started = time.monotonic()
             with contextlib.suppress(OSError):
-                self.wfile.write(body)
+                for offset in range(0, len(body), 4096) if pace else [0]:
+                    self.wfile.write(body[offset:offset + 4096] if pace else body)
+                    if pace:
+                        time.sleep(max(0.0, started + offset / len(body) * pace - time.monotonic()))
             if tls_folder:
                 # A TLS server ends its side with close_notify (OpenSSL 3 clients take a bare TCP
                 # close for a truncation attack).
@@ -302,7 +308,8 @@ def test_dsd_without_dop_is_converted_to_pcm(real_lms, start_player, tmp_path):
 def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, start_player, tmp_path, content_type):
     """An Ogg FLAC internet stream of two chained links (as a station sends song after song), which
     LMS 7.9 hands over as it is: as FLAC (`f`, Ogg FLAC) when served as audio/ogg, as Ogg Vorbis
-    (`o`) when served as audio/flac. Either way the whole capture equals `flac -d` of both links.
+    (`o`) when served as audio/flac. Either way the whole capture equals `flac -d` of both links,
+    and LMS shows each link's title as it plays.
     (LMS 7.9's scanner cannot read Ogg FLAC files, so a stream is how it reaches a player.)"""
     import subprocess
 
@@ -310,16 +317,27 @@ def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, star
     for name, seconds, tone in (("a", 4.5, "440"), ("b", 3.2, "660")):
         subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", str(tmp_path / f"{name}.wav"), "synth",
                         str(seconds), "sine", tone, "pinknoise", "vol", "0.3"], check=True)
-        subprocess.run(["flac", "-s", "--ogg", f"--serial-number={ord(name)}", "-o", str(tmp_path / f"{name}.oga"),
-                        str(tmp_path / f"{name}.wav")], check=True)
+        subprocess.run(["flac", "-s", "--ogg", f"--serial-number={ord(name)}", "-T", f"TITLE=Song {name.upper()}",
+                        "-T", "ARTIST=The Station", "-o", str(tmp_path / f"{name}.oga"), str(tmp_path / f"{name}.wav")],
+                       check=True)
         decoded += subprocess.run(["flac", "-s", "-d", "-c", "--force-raw-format", "--endian=little",
                                    "--sign=signed", str(tmp_path / f"{name}.oga")], check=True,
                                   capture_output=True).stdout
     body = (tmp_path / "a.oga").read_bytes() + (tmp_path / "b.oga").read_bytes()
-    with station({"/station.oga": (body, content_type)}) as base:
+    with station({"/station.oga": (body, content_type)}, seconds={"/station.oga": 7.7}) as base:
         player, capture = start(real_lms, start_player, tmp_path, "-d", "stream=info")
         real_lms.rpc(MAC, ["playlist", "play", f"{base}/station.oga"])
+        titles = set()
+
+        def title_now() -> str:
+            status = real_lms.rpc(MAC, ["status", "-", 1])
+            titles.add(status.get("current_title"))
+            return status.get("current_title")
+
+        # Each link's title reaches LMS (META "Ogg" comments, as squeezelite sends them).
+        assert real_lms.wait_for(lambda: title_now() == "Song A", timeout=10), titles
         capture.wait_for_length(len(decoded), timeout=len(decoded) / BYTES_PER_SECOND + 30)
+        assert real_lms.wait_for(lambda: title_now() == "Song B", timeout=10), titles
         time.sleep(1.0)
     assert_whole(capture.bytes(), decoded, player, f"Ogg FLAC served as {content_type}")
     # Decoded by what it holds, whatever the format LMS named.

@@ -6,7 +6,7 @@
 /// Only pages of granule position 0 (a link's header pages) are looked into, and only their first
 /// 64 KiB; a comment packet is read as far as its first page holds it (what follows is usually
 /// artwork). One META per link. Pure and incremental: bytes in, payloads out.
-struct OggCommentScanner {
+public struct OggCommentScanner {
   private enum Stage {
     /// Looking for `OggS`; `matched` of its bytes seen.
     case sync(matched: Int)
@@ -15,10 +15,12 @@ struct OggCommentScanner {
     case body(remaining: Int)
   }
 
+  public init() {}
+
   static let headerBytes = 27
   static let capturePattern: [UInt8] = [0x4F, 0x67, 0x67, 0x53]  // OggS
   static let largestComment = 1024
-  static let largestPayload = 4096
+  public static let largestPayload = 4096
 
   private var stage = Stage.sync(matched: 0)
   private var header: [UInt8] = []
@@ -32,7 +34,7 @@ struct OggCommentScanner {
 
   /// Takes the next bytes of the stream; returns the META payloads of links whose comments
   /// arrived in them.
-  mutating func scan(_ bytes: UnsafeRawBufferPointer) -> [[UInt8]] {
+  public mutating func scan(_ bytes: UnsafeRawBufferPointer) -> [[UInt8]] {
     var found: [[UInt8]] = []
     var index = 0
     while index < bytes.count {
@@ -119,7 +121,7 @@ struct OggCommentScanner {
       } else {
         commentStart = nil
       }
-      guard let commentStart else { continue }
+      guard let commentStart, commentStart <= page.count else { continue }
       reported.insert(serial)
       if let payload = Self.payload(comments: page[commentStart...]) { found.append(payload) }
       return

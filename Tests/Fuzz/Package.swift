@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // libFuzzer targets, one per input slimplay takes from outside: SlimProto frames and server
-// messages, the HTTP response head, the ICY metadata filter, JSON and LMS's status, the config
+// messages, the HTTP response head, the ICY metadata filter, an Ogg stream's comments, JSON and LMS's status, the config
 // file, the control API's request handling, and each decoder fed damaged streams. A package of
 // its own so that the player's build never sees them: `scripts/fuzz` builds it with
 // `-sanitize=fuzzer,address` (and `-parse-as-library`: libFuzzer brings `main`).
@@ -11,8 +11,8 @@ let decoders = [
   "FuzzDecodePCM", "FuzzDecodeDSD",
 ]
 let parsers = [
-  "FuzzServerFrames", "FuzzHTTPHead", "FuzzICYMetadata", "FuzzJSON", "FuzzLMSStatus", "FuzzConfigFile",
-  "FuzzControlAPI",
+  "FuzzServerFrames", "FuzzHTTPHead", "FuzzICYMetadata", "FuzzOggComments", "FuzzJSON", "FuzzLMSStatus",
+  "FuzzConfigFile", "FuzzControlAPI",
 ]
 let player: Target.Dependency = .product(name: "SlimplayInputs", package: "slimplay")
 

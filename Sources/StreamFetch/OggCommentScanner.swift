@@ -3,9 +3,11 @@
 /// title, artist and album the META that LMS reads for Ogg: `Ogg`, then each comment as a 2-byte
 /// big-endian length and its text, as squeezelite sends them.
 ///
-/// Only pages of granule position 0 (a link's header pages) are looked into, and only their first
-/// 64 KiB; a comment packet is read as far as its first page holds it (what follows is usually
-/// artwork). One META per link. Pure and incremental: bytes in, payloads out.
+/// Only pages of granule position 0 (a link's header pages) are kept to be looked into (a page
+/// holds at most 64 KiB); a comment packet is read as far as its first page holds it (what follows
+/// is usually artwork). One META per link: a link's first page (BOS) starts it afresh, so a
+/// station that gives every song the same serial number is followed too. Pure and incremental:
+/// bytes in, payloads out.
 public struct OggCommentScanner {
   private enum Stage {
     /// Looking for `OggS`; `matched` of its bytes seen.
@@ -27,7 +29,7 @@ public struct OggCommentScanner {
   private var segments: [UInt8] = []
   /// The body of a header page, kept to be read once complete.
   private var page: [UInt8]?
-  /// Serial numbers of links already reported.
+  /// Serial numbers of the current links whose comments were reported.
   private var reported: Set<UInt32> = []
   /// Ogg FLAC links seen (their comments are a FLAC metadata block after the mapping header).
   private var flacLinks: Set<UInt32> = []
@@ -67,6 +69,10 @@ public struct OggCommentScanner {
         index += take
         guard segments.count == wanted else { continue }
         let size = segments.reduce(0) { $0 + Int($1) }
+        if header[5] & 0x02 != 0 {  // beginning of a link
+          reported.remove(serial)
+          flacLinks.remove(serial)
+        }
         page = granule == 0 ? [] : nil
         page?.reserveCapacity(size)
         stage = .body(remaining: size)

@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// Real encoders' files (Debian's oggenc, opusenc and flac), chained as a station sends them.
-@Suite("OggCommentScanner")
+@Suite("OggCommentScanner", .serialized)  // the tests share one folder of encoded links
 struct OggCommentScannerTests {
   private let folder = "/tmp/slimplay-ogg-comments-\(getpid())"
 
@@ -26,14 +26,18 @@ struct OggCommentScannerTests {
   }
 
   /// Encodes a second of tone with `tags` (name, value) by `encoder`: "vorbis", "opus" or "flac".
-  private func link(_ name: String, encoder: String, tags: [(String, String)]) throws -> [UInt8] {
+  private func link(
+    _ name: String, encoder: String, tags: [(String, String)], serial: Int? = nil
+  ) throws -> [UInt8] {
     let wav = "\(folder)/\(name).wav"
     let out = "\(folder)/\(name).ogg"
     try #require(shell("mkdir -p \(folder) && sox -n -r 48000 -c 2 -b 16 \(wav) synth 1 sine 440") == 0)
     let command: String
     switch encoder {
     case "vorbis":
-      command = "oggenc -Q " + tags.map { "-c '\($0.0)=\($0.1)'" }.joined(separator: " ") + " -o \(out) \(wav)"
+      command =
+        "oggenc -Q " + (serial.map { "-s \($0) " } ?? "") + tags.map { "-c '\($0.0)=\($0.1)'" }.joined(separator: " ")
+        + " -o \(out) \(wav)"
     case "opus":
       command =
         "opusenc --quiet " + tags.map { "--comment '\($0.0)=\($0.1)'" }.joined(separator: " ") + " \(wav) \(out)"
@@ -93,5 +97,14 @@ struct OggCommentScannerTests {
     page += Array("\u{03}vorbis".utf8) + [0xFF, 0xFF, 0xFF, 0x7F] + [UInt8](repeating: 0x41, count: 29)
     var fresh = OggCommentScanner()
     #expect(page.withUnsafeBytes { fresh.scan($0) }.isEmpty)
+  }
+
+  /// Some stations give every song the same serial number: each link still reports its own.
+  @Test func linksThatShareASerialNumberEachReport() throws {
+    defer { shell("rm -rf \(folder)") }
+    let stream =
+      try link("s1", encoder: "vorbis", tags: [("TITLE", "First")], serial: 7)
+      + link("s2", encoder: "vorbis", tags: [("TITLE", "Second")], serial: 7)
+    #expect(scanInPieces(stream, pieceSizes: [1000]) == [meta(["TITLE=First"]), meta(["TITLE=Second"])])
   }
 }

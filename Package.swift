@@ -185,7 +185,8 @@ let package = Package(
         ])
       ]),
 
-    .testTarget(name: "AudioOutputTests", dependencies: ["AudioOutput"], swiftSettings: strict),
+    .testTarget(
+      name: "AudioOutputTests", dependencies: ["AudioOutput", "AudioBuffers", "TestSupport"], swiftSettings: strict),
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
     .testTarget(
       name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Resampling", "Support", "TestSupport"],

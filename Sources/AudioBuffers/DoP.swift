@@ -41,3 +41,12 @@ public enum DoP {
     _ = stamp(buffer, secondFirst: false)
   }
 }
+
+/// Native DSD's silence: the idle pattern in every byte of every sample.
+public enum DSDSilence {
+  public static let sample = Int32(bitPattern: 0x6969_6969)
+
+  public static func fill(_ buffer: UnsafeMutableBufferPointer<Int32>) {
+    for index in 0..<buffer.count { buffer[index] = sample }
+  }
+}

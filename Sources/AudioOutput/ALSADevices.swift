@@ -1,3 +1,4 @@
+import AudioBuffers
 import CALSA
 import CSupport
 
@@ -43,6 +44,17 @@ public enum ALSADevices {
   /// The highest rate the device accepts, or nil if it cannot be opened now.
   public static func maximumRate(of device: String) -> Int? {
     withParameterSpace(of: device) { _, params in
+      var rate: UInt32 = 0
+      var direction: Int32 = 0
+      return snd_pcm_hw_params_get_rate_max(params, &rate, &direction) == 0 ? Int(rate) : nil
+    }
+  }
+
+  /// The highest frame rate at which the device takes native DSD in `format`; nil when it takes
+  /// no such format, or cannot be opened now.
+  public static func maximumRate(of device: String, nativeDSD format: NativeDSDFormat) -> Int? {
+    withParameterSpace(of: device) { pcm, params in
+      guard snd_pcm_hw_params_set_format(pcm, params, format.alsa) == 0 else { return nil }
       var rate: UInt32 = 0
       var direction: Int32 = 0
       return snd_pcm_hw_params_get_rate_max(params, &rate, &direction) == 0 ? Int(rate) : nil

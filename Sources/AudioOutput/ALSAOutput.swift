@@ -1,3 +1,4 @@
+import AudioBuffers
 import CALSA
 
 #if canImport(Glibc)
@@ -5,8 +6,8 @@ import CALSA
 #endif
 
 /// Plays through an ALSA PCM at the track's own rate. The device is opened by the output thread
-/// and reopened when the rate changes; xruns are recovered; a vanished device is reported so the
-/// output can retry it.
+/// and reopened when the rate or the mode (PCM, a native DSD format) changes; xruns are
+/// recovered; a vanished device is reported so the output can retry it.
 public final class ALSAOutput: OutputDevice {
   public struct Parameters: Sendable {
     /// Below 500: buffer time in ms; otherwise a size in frames. nil: 40 ms on a hardware device,
@@ -53,8 +54,13 @@ public final class ALSAOutput: OutputDevice {
 
   public var isOpen: Bool { pcm != nil }
   public var sampleFormat: SampleFormat { packer.format }
+  public var nativeDSD: NativeDSDFormat? { packer.nativeDSD }
 
   public func open(sampleRate rate: Int) throws(OutputError) {
+    try open(sampleRate: rate, nativeDSD: nil)
+  }
+
+  public func open(sampleRate rate: Int, nativeDSD: NativeDSDFormat?) throws(OutputError) {
     close()
     var handle: OpaquePointer?
     var result = snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, 0)
@@ -71,9 +77,20 @@ public final class ALSAOutput: OutputDevice {
       && snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_MMAP_INTERLEAVED) == 0
     if !usesMmap { snd_pcm_hw_params_set_access(handle, hw, SND_PCM_ACCESS_RW_INTERLEAVED) }
     // A `hw:` device plays only what the hardware does; anything else may resample in ALSA.
-    snd_pcm_hw_params_set_rate_resample(handle, hw, name.hasPrefix("hw:") ? 0 : 1)
+    // DSD bits are never resampled.
+    snd_pcm_hw_params_set_rate_resample(handle, hw, name.hasPrefix("hw:") || nativeDSD != nil ? 0 : 1)
     let candidates = parameters.format.map { [$0] } ?? [.s32, .s24, .s24_3, .s16]
-    guard let format = candidates.first(where: { snd_pcm_hw_params_set_format(handle, hw, $0.alsa) == 0 }) else {
+    let format: SampleFormat
+    if let nativeDSD {
+      result = snd_pcm_hw_params_set_format(handle, hw, nativeDSD.alsa)
+      guard result == 0 else {
+        snd_pcm_close(handle)
+        throw .cannotOpen(device: name, reason: "\(nativeDSD.alsaName) not supported: \(alsaError(result))")
+      }
+      format = packer.format
+    } else if let found = candidates.first(where: { snd_pcm_hw_params_set_format(handle, hw, $0.alsa) == 0 }) {
+      format = found
+    } else {
       snd_pcm_close(handle)
       throw .cannotOpen(device: name, reason: "no supported sample format")
     }
@@ -125,7 +142,7 @@ public final class ALSAOutput: OutputDevice {
     chunkFrames = max(64, min(Int(periodFrames), scratch.count / 8))
     pcm = handle
     sampleRate = rate
-    packer = SamplePacker(format: format)
+    packer = SamplePacker(format: format, nativeDSD: nativeDSD)
   }
 
   public func close() {
@@ -141,7 +158,7 @@ public final class ALSAOutput: OutputDevice {
     _ = packer.pack(UnsafeBufferPointer(rebasing: samples[0..<frames * 2]), into: scratch, dither: dither)
     var offset = 0
     while offset < frames {
-      let pointer = scratch.baseAddress! + offset * packer.format.bytesPerFrame
+      let pointer = scratch.baseAddress! + offset * packer.bytesPerFrame
       let count = snd_pcm_uframes_t(frames - offset)
       let written = usesMmap ? snd_pcm_mmap_writei(pcm, pointer, count) : snd_pcm_writei(pcm, pointer, count)
       if written >= 0 {
@@ -168,9 +185,10 @@ public final class ALSAOutput: OutputDevice {
   /// Pushes the last frames through by writing one buffer of silence behind them, then waits for
   /// the buffer to empty. Without the padding a sound server such as PulseAudio keeps the tail of
   /// the last track in its own queue; `snd_pcm_drain` followed by `prepare` can drop it outright.
+  /// Native DSD's silence is its idle pattern.
   public func playOutQueued() {
     guard let pcm else { return }
-    memset(scratch.baseAddress!, 0, scratch.count)
+    memset(scratch.baseAddress!, nativeDSD == nil ? 0 : Int32(DoP.idleByte), scratch.count)
     var remaining = bufferSize
     while remaining > 0 {
       let count = min(remaining, chunkFrames)
@@ -207,6 +225,18 @@ extension SampleFormat {
     case .s24: SND_PCM_FORMAT_S24_LE
     case .s24_3: SND_PCM_FORMAT_S24_3LE
     case .s16: SND_PCM_FORMAT_S16_LE
+    }
+  }
+}
+
+extension NativeDSDFormat {
+  var alsa: snd_pcm_format_t {
+    switch self {
+    case .u8: SND_PCM_FORMAT_DSD_U8
+    case .u16le: SND_PCM_FORMAT_DSD_U16_LE
+    case .u16be: SND_PCM_FORMAT_DSD_U16_BE
+    case .u32le: SND_PCM_FORMAT_DSD_U32_LE
+    case .u32be: SND_PCM_FORMAT_DSD_U32_BE
     }
   }
 }

@@ -1,3 +1,4 @@
+import AudioBuffers
 import Support
 
 #if canImport(Glibc)
@@ -17,7 +18,15 @@ public final class NullOutput: OutputDevice {
 
   public init() {}
 
+  public private(set) var nativeDSD: NativeDSDFormat?
+
   public func open(sampleRate: Int) throws(OutputError) {
+    try open(sampleRate: sampleRate, nativeDSD: nil)
+  }
+
+  /// Takes native DSD as readily as PCM: nothing is played either way.
+  public func open(sampleRate: Int, nativeDSD: NativeDSDFormat?) throws(OutputError) {
+    self.nativeDSD = nativeDSD
     self.sampleRate = sampleRate
     isOpen = true
     playedUntil = now()

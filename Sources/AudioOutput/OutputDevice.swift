@@ -1,3 +1,5 @@
+import AudioBuffers
+
 public enum OutputError: Error, Equatable, CustomStringConvertible {
   case cannotOpen(device: String, reason: String)
   case writeFailed(String)
@@ -23,8 +25,13 @@ public protocol OutputDevice: AnyObject {
   /// Frames to have decoded before playback starts at `sampleRate`, so that the device's buffer
   /// starts full (0, the default: the device has a start threshold of its own).
   func startFrames(sampleRate: Int) -> Int
-  /// Opens at `sampleRate`, or reopens if the rate changed.
+  /// Opens for PCM at `sampleRate`, or reopens if the rate or the mode changed.
   func open(sampleRate: Int) throws(OutputError)
+  /// Opens for native DSD in `nativeDSD` at the frame rate `sampleRate` (nil: PCM), or reopens
+  /// if either changed. A device that takes no native DSD (the default) throws for it.
+  func open(sampleRate: Int, nativeDSD: NativeDSDFormat?) throws(OutputError)
+  /// The native DSD format the device is open for; nil for PCM.
+  var nativeDSD: NativeDSDFormat? { get }
   func close()
   /// Writes frames, blocking as a real device paces. Returns frames taken.
   func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int
@@ -54,6 +61,11 @@ public protocol OutputDevice: AnyObject {
 }
 
 extension OutputDevice {
+  public var nativeDSD: NativeDSDFormat? { nil }
+  public func open(sampleRate: Int, nativeDSD: NativeDSDFormat?) throws(OutputError) {
+    guard let nativeDSD else { return try open(sampleRate: sampleRate) }
+    throw .cannotOpen(device: name, reason: "no native DSD output (\(nativeDSD.alsaName))")
+  }
   public var bufferFrames: Int { 0 }
   public func pauseQueued() { discardQueued() }
   public func startQueued() {}

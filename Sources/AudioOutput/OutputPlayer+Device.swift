@@ -1,3 +1,4 @@
+import AudioBuffers
 import Support
 
 #if canImport(Glibc)
@@ -40,8 +41,13 @@ extension OutputPlayer {
     onEvent(.deviceClosed(reason))
   }
 
-  func ensureOpen(rate: Int) -> Bool {
-    if device.isOpen && device.sampleRate == rate { return true }
+  /// Opens the device for frames of `format` (PCM or native DSD).
+  func ensureOpen(for format: AudioFormat) -> Bool {
+    ensureOpen(rate: format.sampleRate, nativeDSD: format.encoding.nativeDSD)
+  }
+
+  func ensureOpen(rate: Int, nativeDSD: NativeDSDFormat?) -> Bool {
+    if device.isOpen && device.sampleRate == rate && device.nativeDSD == nativeDSD { return true }
     // Once a second at most, however often frames arrive meanwhile.
     let now = MonotonicClock.nanoseconds()
     if now < nextOpenAttempt {
@@ -49,7 +55,7 @@ extension OutputPlayer {
       return false
     }
     do {
-      try device.open(sampleRate: rate)
+      try device.open(sampleRate: rate, nativeDSD: nativeDSD)
       schedule = nil  // a device opened anew has a delay of its own
       primeBeforeAudio = device.isClocked
       lastWriteNanoseconds = MonotonicClock.nanoseconds()
@@ -64,11 +70,11 @@ extension OutputPlayer {
     }
   }
 
-  /// The ring ran dry: what the device holds is pushed through to be heard. After DoP the push
-  /// is DoP silence, markers running on, so a DAC stays in DSD mode through an underrun rather
-  /// than hearing zeros it would take for PCM (squeezelite writes DoP silence there too).
+  /// The ring ran dry: what the device holds is pushed through to be heard. After DSD the push
+  /// is DSD silence (for DoP, markers running on), so a DAC stays in DSD mode through an underrun
+  /// rather than hearing zeros it would take for PCM (squeezelite writes DSD silence there too).
   func playOutQueued() {
-    guard carriesDoP else { return device.playOutQueued() }
+    guard carried.isBitstream else { return device.playOutQueued() }
     var remaining = device.bufferFrames
     while remaining > 0, let written = writeSilence(frames: min(remaining, device.chunkFrames)), written > 0 {
       remaining -= written
@@ -77,13 +83,18 @@ extension OutputPlayer {
 
   /// Writes up to `frames` (at most a buffer of them) of silence; frames written, nil on failure.
   func writeSilence(frames: Int) -> Int? {
-    guard carriesDoP else {
+    switch carried {
+    case .pcm:
       return write(UnsafeBufferPointer(rebasing: silence[0..<min(frames, silence.count / 2) * 2]), dither: false)
+    case .dsd:
+      return write(UnsafeBufferPointer(rebasing: dsdSilence[0..<min(frames, dsdSilence.count / 2) * 2]), dither: false)
+    case .dop:
+      break
     }
     // The silence buffer alternates from the first marker: one frame in, from the second.
     let first = dopSecondMarkerNext ? 1 : 0
-    let count = min(frames, dopSilence.count / 2 - first)
-    let written = write(UnsafeBufferPointer(rebasing: dopSilence[2 * first..<2 * (first + count)]), dither: false)
+    let count = min(frames, dsdSilence.count / 2 - first)
+    let written = write(UnsafeBufferPointer(rebasing: dsdSilence[2 * first..<2 * (first + count)]), dither: false)
     if let written, written % 2 == 1 { dopSecondMarkerNext.toggle() }
     return written
   }

@@ -30,14 +30,17 @@ extension OutputPlayer {
   func lineUpStart(at deadline: UInt64) {
     let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
     let rate: Int
+    let nativeDSD: NativeDSDFormat?
     if let boundary = output.boundaries.peek(), boundary.frame <= readFrame {
-      rate = boundary.format.sampleRate
+      (rate, nativeDSD) = (boundary.format.sampleRate, boundary.format.encoding.nativeDSD)
     } else if device.isOpen {
-      rate = device.sampleRate
+      (rate, nativeDSD) = (device.sampleRate, device.nativeDSD)
+    } else if let format = output.boundaries.peek()?.format {
+      (rate, nativeDSD) = (format.sampleRate, format.encoding.nativeDSD)
     } else {
-      rate = output.boundaries.peek()?.format.sampleRate ?? 44100
+      (rate, nativeDSD) = (44100, nil)
     }
-    guard ensureOpen(rate: rate) else { return }
+    guard ensureOpen(rate: rate, nativeDSD: nativeDSD) else { return }
     primeBeforeAudio = false  // the silence lining up the start comes first anyway
     let untilDeadline = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
     // squeezelite's sanity limit: a start more than 10 s away is taken as now.

@@ -14,8 +14,10 @@ extension OutputPlayer {
   /// The window before `boundary` in which the current track crossfades or fades out.
   func transitionPlan(into boundary: TrackBoundary, readFrame: Int) -> TransitionPlan? {
     if let plan, plan.trackID == boundary.trackID { return plan.frames > 0 ? plan : nil }
-    // DoP frames are bits for the DAC: no fade may touch them, nor mix them.
-    guard boundary.isNewTrack, trackID >= 0, !carriesDoP, !boundary.format.dop else { return nil }
+    // DSD frames are bits for the DAC: no fade may touch them, nor mix them.
+    guard boundary.isNewTrack, trackID >= 0, !carried.isBitstream, !boundary.format.encoding.isBitstream else {
+      return nil
+    }
     let transition = treatments.withLock { $0[boundary.trackID]?.transition } ?? Transition()
     let rate = device.isOpen ? device.sampleRate : boundary.format.sampleRate
     // The old track's frames: those played plus those still before the boundary.
@@ -83,9 +85,9 @@ extension OutputPlayer {
     treatment = treatments.withLock { $0.removeValue(forKey: boundary.trackID) } ?? TrackTreatment()
     // Against the last track's mode, which a stop or flush does not forget: LMS stops before every
     // new play, and the DAC is still in that mode. The player starts in PCM's.
-    let switchesMode = carriesDoP != boundary.format.dop
-    carriesDoP = boundary.format.dop
-    if carriesDoP && !dopSilenceFilled { fillDoPSilence() }
+    let switchesMode = carried.isBitstream != boundary.format.encoding.isBitstream
+    carried = boundary.format.encoding
+    if carried.isBitstream && dsdSilenceEncoding != carried { fillDSDSilence() }
     if switchesMode {
       // In the new mode's silence (DoP's markers tell the DAC to switch while it is muted).
       silenceFrames += configuration.dopSwitchMilliseconds * boundary.format.sampleRate / 1000
@@ -112,20 +114,21 @@ extension OutputPlayer {
     case .crossfade: fadeIn = (boundary.frame, wasPlaying ? 0 : transition.seconds * rate)
     case .none, .fadeOut: break
     }
-    if fadeIn?.frames == 0 || carriesDoP { fadeIn = nil }
+    if fadeIn?.frames == 0 || carried.isBitstream { fadeIn = nil }
     framesPlayed = 0
     publish(running: true)
     onEvent(.trackStarted(trackID: boundary.trackID))
   }
 
-  /// The server's volume and the track's treatment; for DoP, none (squeezelite does the same):
+  /// The server's volume and the track's treatment; for DSD, none (squeezelite does the same):
   /// volume then belongs to the DAC or a hardware control (`-V`).
   func trackGains() -> ChannelGains {
-    carriesDoP ? .unity : ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
+    carried.isBitstream
+      ? .unity : ChannelGains(volumeLeft: volume.left, volumeRight: volume.right, treatment: treatment)
   }
 
-  func fillDoPSilence() {
-    DoP.fillSilence(dopSilence)
-    dopSilenceFilled = true
+  func fillDSDSilence() {
+    if carried == .dop { DoP.fillSilence(dsdSilence) } else { DSDSilence.fill(dsdSilence) }
+    dsdSilenceEncoding = carried
   }
 }

@@ -127,13 +127,15 @@ public final class OutputPlayer: @unchecked Sendable {
   /// After a failed open, no new attempt before this time.
   var nextOpenAttempt: UInt64 = 0
   let silence: UnsafeMutableBufferPointer<Int32>
-  /// DSD silence in DoP frames (`silence`'s length), written instead of zeros while the track is
-  /// DoP, so the DAC stays in DSD mode; filled when the first DoP track begins (untouched until
-  /// then, it costs no resident memory).
-  let dopSilence: UnsafeMutableBufferPointer<Int32>
-  var dopSilenceFilled = false
-  /// The current track is DSD over PCM: unity gain, no fades, DoP silence.
-  var carriesDoP = false
+  /// DSD silence in the current track's encoding (`silence`'s length: DoP frames or native DSD's
+  /// idle pattern), written instead of zeros while the track is DSD, so the DAC stays in DSD mode;
+  /// filled when a DSD track begins in a new encoding (untouched until then, it costs no resident
+  /// memory).
+  let dsdSilence: UnsafeMutableBufferPointer<Int32>
+  var dsdSilenceEncoding = SampleEncoding.pcm
+  /// What the current track's frames carry: for DSD (DoP or native) unity gain, no fades, DSD
+  /// silence.
+  var carried = SampleEncoding.pcm
   /// The next DoP frame written carries the second marker (see `DoP.stamp`).
   var dopSecondMarkerNext = false
   /// Scratch for crossfade mixing, one chunk long.
@@ -157,14 +159,14 @@ public final class OutputPlayer: @unchecked Sendable {
     self.onEvent = onEvent
     silence = .allocate(capacity: 2 * 4096)
     silence.initialize(repeating: 0)
-    dopSilence = .allocate(capacity: 2 * 4096)
+    dsdSilence = .allocate(capacity: 2 * 4096)
     mix = .allocate(capacity: 2 * 16384)
     mix.initialize(repeating: 0)
   }
 
   deinit {
     silence.deallocate()
-    dopSilence.deallocate()
+    dsdSilence.deallocate()
     mix.deallocate()
   }
 
@@ -235,7 +237,7 @@ public final class OutputPlayer: @unchecked Sendable {
     if schedule != nil { keepSchedule() }
     if silenceFrames > 0 {
       let frames = min(silenceFrames, silence.count / 2, device.chunkFrames)
-      guard ensureOpen(rate: device.isOpen ? device.sampleRate : 44100) else { return }
+      guard ensureOpen(rate: device.isOpen ? device.sampleRate : 44100, nativeDSD: carried.nativeDSD) else { return }
       if let written = writeSilence(frames: frames) { silenceFrames -= written }
       return
     }
@@ -246,7 +248,7 @@ public final class OutputPlayer: @unchecked Sendable {
       if boundary.frame <= readFrame {
         // The boundary stays queued until the device is open: a device that is absent now
         // must not cost the track its start.
-        guard ensureOpen(rate: boundary.format.sampleRate) else { return }
+        guard ensureOpen(for: boundary.format) else { return }
         output.boundaries.pop()
         beginTrack(boundary)
         return
@@ -308,7 +310,7 @@ public final class OutputPlayer: @unchecked Sendable {
       return
     }
     supply.framesArrived()
-    guard device.isOpen || ensureOpen(rate: device.sampleRate) else { return }
+    guard device.isOpen || ensureOpen(rate: device.sampleRate, nativeDSD: carried.nativeDSD) else { return }
     if primeBeforeAudio {
       primeBeforeAudio = false
       _ = writeSilence(frames: device.chunkFrames)
@@ -333,10 +335,10 @@ public final class OutputPlayer: @unchecked Sendable {
       }
     }
     GainStage.apply(gains, to: samples)
-    if carriesDoP { _ = DoP.stamp(samples, secondFirst: dopSecondMarkerNext) }
+    if carried == .dop { _ = DoP.stamp(samples, secondFirst: dopSecondMarkerNext) }
     let dither = gains.needsDither || ramped
     guard let written = write(UnsafeBufferPointer(samples), dither: dither) else { return }
-    if carriesDoP && written % 2 == 1 { dopSecondMarkerNext.toggle() }
+    if carried == .dop && written % 2 == 1 { dopSecondMarkerNext.toggle() }
     frames = written
     output.ring.commitRead(frames * OutputFrames.bytesPerFrame)
     framesPlayed += frames

@@ -1,3 +1,5 @@
+import AudioBuffers
+
 /// Device sample formats, in the order the output probes them.
 public enum SampleFormat: String, Sendable, CaseIterable {
   case s32 = "S32_LE"
@@ -19,21 +21,33 @@ public enum SampleFormat: String, Sendable, CaseIterable {
 /// Converts 32-bit left-justified frames to a device format. At unity gain the conversion only
 /// drops bits that a 16- or 24-bit source never had, so the output is bit-exact. With gain the low
 /// bits carry information: going to 16 bits then uses TPDF dither instead of truncation.
+///
+/// With `nativeDSD` set the frames are native DSD (see `NativeDSDFormat`) and are packed in that
+/// format's byte order instead: the top byte of each sample, the top two or all four.
 public struct SamplePacker: Sendable {
   public let format: SampleFormat
+  public let nativeDSD: NativeDSDFormat?
   private var random: UInt32 = 0x1234_5678
 
-  public init(format: SampleFormat) {
+  public init(format: SampleFormat, nativeDSD: NativeDSDFormat? = nil) {
     self.format = format
+    self.nativeDSD = nativeDSD
   }
+
+  public var bytesPerSample: Int { nativeDSD?.bytesPerSample ?? format.bytesPerSample }
+  public var bytesPerFrame: Int { 2 * bytesPerSample }
 
   /// Packs `samples` (interleaved stereo) into `destination`; returns bytes written.
   public mutating func pack(
     _ samples: UnsafeBufferPointer<Int32>, into destination: UnsafeMutableRawBufferPointer, dither: Bool
   ) -> Int {
     let count = samples.count
-    precondition(destination.count >= count * format.bytesPerSample)
+    precondition(destination.count >= count * bytesPerSample)
     let out = destination.baseAddress!
+    if let nativeDSD {
+      Self.packDSD(samples, as: nativeDSD, into: out)
+      return count * nativeDSD.bytesPerSample
+    }
     switch format {
     case .s32:
       for i in 0..<count { out.storeBytes(of: samples[i].littleEndian, toByteOffset: i * 4, as: Int32.self) }
@@ -60,6 +74,31 @@ public struct SamplePacker: Sendable {
       }
     }
     return count * format.bytesPerSample
+  }
+
+  /// ALSA's DSD formats hold the first DSD byte in time in the most significant byte of the
+  /// sample, stored in the format's byte order.
+  private static func packDSD(
+    _ samples: UnsafeBufferPointer<Int32>, as native: NativeDSDFormat, into out: UnsafeMutableRawPointer
+  ) {
+    switch native {
+    case .u32le:
+      for i in 0..<samples.count { out.storeBytes(of: samples[i].littleEndian, toByteOffset: i * 4, as: Int32.self) }
+    case .u32be:
+      for i in 0..<samples.count { out.storeBytes(of: samples[i].bigEndian, toByteOffset: i * 4, as: Int32.self) }
+    case .u16le:
+      for i in 0..<samples.count {
+        out.storeBytes(
+          of: UInt16(truncatingIfNeeded: samples[i] >> 16).littleEndian, toByteOffset: i * 2, as: UInt16.self)
+      }
+    case .u16be:
+      for i in 0..<samples.count {
+        out.storeBytes(of: UInt16(truncatingIfNeeded: samples[i] >> 16).bigEndian, toByteOffset: i * 2, as: UInt16.self)
+      }
+    case .u8:
+      let bytes = out.assumingMemoryBound(to: UInt8.self)
+      for i in 0..<samples.count { bytes[i] = UInt8(truncatingIfNeeded: samples[i] >> 24) }
+    }
   }
 
   /// Triangular dither of ±1 LSB at 16 bits (the sum of two uniform values), then rounding.

@@ -1,3 +1,4 @@
+import AudioBuffers
 import CSupport
 import Support
 
@@ -5,7 +6,8 @@ import Support
   import Glibc
 #endif
 
-/// Raw interleaved little-endian PCM on standard output (`-o -`). A pipe's reader paces it.
+/// Raw interleaved little-endian PCM on standard output (`-o -`), or native DSD in its ALSA
+/// format's bytes. A pipe's reader paces it.
 ///
 /// The pipe is the output's buffer, as a sound card's is. When the player may open the pipe for
 /// reading too (its own pipe, as a shell makes it), the pipe holds a third to half a second, deep
@@ -55,8 +57,16 @@ public final class StandardOutput: OutputDevice {
   }
 
   public func open(sampleRate: Int) throws(OutputError) {
-    if !isOpen || sampleRate != self.sampleRate {
-      let frameBytes = packer.format.bytesPerFrame
+    try open(sampleRate: sampleRate, nativeDSD: nil)
+  }
+
+  public var nativeDSD: NativeDSDFormat? { packer.nativeDSD }
+
+  public func open(sampleRate: Int, nativeDSD: NativeDSDFormat?) throws(OutputError) {
+    let modeChanged = nativeDSD != packer.nativeDSD
+    if modeChanged { packer = SamplePacker(format: packer.format, nativeDSD: nativeDSD) }
+    if !isOpen || sampleRate != self.sampleRate || modeChanged {
+      let frameBytes = packer.bytesPerFrame
       let size = drainable ? Self.pipeBytes(rate: sampleRate, frameBytes: frameBytes) : 4096
       // Fails while the pipe holds more than a smaller size, or for a file or a terminal: such a
       // pipe is written as a shallow one.
@@ -77,7 +87,7 @@ public final class StandardOutput: OutputDevice {
   /// with the first byte, while the decoder may still be sharing a short CPU with the stream.
   public func startFrames(sampleRate: Int) -> Int {
     drainable
-      ? 2 * Self.pipeBytes(rate: sampleRate, frameBytes: packer.format.bytesPerFrame) / packer.format.bytesPerFrame : 0
+      ? 2 * Self.pipeBytes(rate: sampleRate, frameBytes: packer.bytesPerFrame) / packer.bytesPerFrame : 0
   }
 
   /// The largest power of two (the kernel rounds to one) holding at most half a second, and at
@@ -95,7 +105,7 @@ public final class StandardOutput: OutputDevice {
   }
 
   public func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int {
-    let maxSamples = scratch.count / packer.format.bytesPerSample
+    let maxSamples = scratch.count / packer.bytesPerSample
     let taken = UnsafeBufferPointer(rebasing: samples[0..<min(samples.count, maxSamples)])
     try writeHeld()
     let byteCount = packer.pack(taken, into: scratch, dither: dither)
@@ -132,20 +142,20 @@ public final class StandardOutput: OutputDevice {
     guard pipeCapacity > 0 else { return 0 }
     let queued = Int(slimplay_queued_bytes(fileDescriptor))
     let missing = min(byteCount, pipeCapacity) - (pipeCapacity - queued)
-    let bytesPerSecond = sampleRate * packer.format.bytesPerFrame
+    let bytesPerSecond = sampleRate * packer.bytesPerFrame
     guard queued >= 0, missing > 0, bytesPerSecond > 0 else { return 0 }
     let steps = (missing + Self.readerStep - 1) / Self.readerStep
     return (steps * Self.readerStep + Self.readerStep / 4) * 1_000_000_000 / bytesPerSecond
   }
 
   public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {
-    UInt64(nanosecondsUntilRoom(forBytes: min(frames, chunkFrames) * packer.format.bytesPerFrame))
+    UInt64(nanosecondsUntilRoom(forBytes: min(frames, chunkFrames) * packer.bytesPerFrame))
   }
 
   /// What sits in the pipe, or was taken back from it by a pause, has not been heard yet (0 for a
   /// file or a terminal).
   public func delayFrames() -> Int {
-    (max(0, Int(slimplay_queued_bytes(fileDescriptor))) + heldBytes) / packer.format.bytesPerFrame
+    (max(0, Int(slimplay_queued_bytes(fileDescriptor))) + heldBytes) / packer.bytesPerFrame
   }
 
   /// Takes back what the pipe holds, when it can. The reader may have taken part of a frame; it
@@ -156,7 +166,7 @@ public final class StandardOutput: OutputDevice {
     let dropped = slimplay_drain_pipe(fileDescriptor)
     guard dropped > 0 else { return }
     bytesDrained &+= Int(dropped)
-    let frameBytes = packer.format.bytesPerFrame
+    let frameBytes = packer.bytesPerFrame
     let partial = (bytesWritten &- bytesDrained) % frameBytes
     guard partial != 0 else { return }
     let padding = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<(frameBytes - partial)])
@@ -180,7 +190,7 @@ public final class StandardOutput: OutputDevice {
   /// track is reported over), at most the time the queued bytes take to play and a second.
   public func playOutQueued() {
     try? writeHeld()
-    let bytesPerSecond = sampleRate * packer.format.bytesPerFrame
+    let bytesPerSecond = sampleRate * packer.bytesPerFrame
     var queued = Int(slimplay_queued_bytes(fileDescriptor))
     guard queued > 0, bytesPerSecond > 0 else { return }
     let deadline =

@@ -94,7 +94,7 @@ public final class ResamplingDecoder: AudioDecoder {
   }
 
   private func choose(for input: AudioFormat) throws(DecodeError) {
-    guard !input.dop else {
+    guard !input.encoding.isBitstream else {
       route = .direct(input)  // DSD bits: the DAC needs them as they are
       return
     }

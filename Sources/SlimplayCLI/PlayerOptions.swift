@@ -1,3 +1,4 @@
+import AudioBuffers
 import SlimConnection
 import SlimProto
 import Support
@@ -206,14 +207,16 @@ public struct RateSpecification: Equatable, Sendable {
 
 /// `-D [delay][:format]`: the output takes DSD. `dop` (the default), `dop24`, `dop24_3`: DSD over
 /// PCM, whatever the device's 24- or 32-bit sample format; `u8`, `u16le`, `u16be`, `u32le`,
-/// `u32be`: native DSD, which this player does not write yet, so those tracks are converted to
-/// PCM. `delay`: milliseconds of silence around a switch between PCM and DSD, for DACs that mute
-/// while they change mode.
+/// `u32be`: native DSD in ALSA's `DSD_U8`… formats. `delay`: milliseconds of silence around a
+/// switch between PCM and DSD, for DACs that mute while they change mode.
 public struct DSDOutputOption: Equatable, Sendable {
   public enum Format: String, Equatable, Sendable, CaseIterable {
     case dop, dop24, dop24_3, u8, u16le, u16be, u32le, u32be
 
     public var isDoP: Bool { self == .dop || self == .dop24 || self == .dop24_3 }
+
+    /// The native format, for `u8`…`u32be`.
+    public var nativeDSD: NativeDSDFormat? { NativeDSDFormat(rawValue: rawValue) }
   }
 
   public var format: Format

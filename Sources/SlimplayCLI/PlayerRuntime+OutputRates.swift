@@ -27,12 +27,31 @@ extension PlayerRuntime {
 
   /// DoP when `-D` asks for it, up to the highest DoP rate the output plays as it is (DoP never
   /// goes through the resampler); else, and on a 16-bit output, which cannot carry DoP's 24 bits,
-  /// PCM.
+  /// PCM. Native DSD when `-D` names a format the output takes, up to its highest frame rate in
+  /// that format (and `-r`'s); else PCM.
   func dsdOutput() -> DSDOutput {
-    guard let option = settings.dsdOutput, option.format.isDoP else { return .pcm }
+    guard let option = settings.dsdOutput else { return .pcm }
+    let logger = Logger(label: LogConfiguration.Category.output.rawValue)
+    if let native = option.format.nativeDSD {
+      let deviceLimit: Int
+      switch settings.output {
+      case .standardOutput, .null:
+        deviceLimit = Int.max
+      case .alsa(let device):
+        guard let limit = ALSADevices.maximumRate(of: device, nativeDSD: native) else {
+          logger.warning("-D: \(device) takes no \(native.alsaName) (or cannot be opened now); DSD is converted to PCM")
+          return .pcm
+        }
+        deviceLimit = limit
+      }
+      let limit = min(deviceLimit, settings.rates?.maximum ?? Int.max)
+      // A limit beyond ALSA's 32-bit rates is no limit (stdout, null, ALSA's own null device).
+      let shown = limit >= Int(UInt32.max) ? "any frame rate" : "frame rates up to \(limit) Hz"
+      logger.info("-D: native DSD as \(native.alsaName), \(shown)")
+      return DSDOutput(delivery: .native(native), maximumRate: limit)
+    }
     if settings.outputParameters.format == .s16 {
-      Logger(label: LogConfiguration.Category.output.rawValue).warning(
-        "-D: a 16-bit output cannot carry DoP; DSD is converted to PCM")
+      logger.warning("-D: a 16-bit output cannot carry DoP; DSD is converted to PCM")
       return .pcm
     }
     let limit = settings.maximumRateLimit.map { min($0, playableRate()) } ?? playableRate()

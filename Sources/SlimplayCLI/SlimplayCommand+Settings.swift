@@ -137,10 +137,6 @@ extension SlimplayCommand {
       do {
         let option = try DSDOutputOption(parsing: dsdOutput)
         settings.dsdOutput = option
-        if !option.format.isDoP {
-          settings.ignoredOptions.append(
-            "-D \(dsdOutput): native DSD (\(option.format.rawValue)) is not written yet; DSD is converted to PCM")
-        }
       } catch {
         throw UsageError(error.description)
       }

@@ -91,7 +91,7 @@ public struct SlimplayCommand: RunnableCommand {
       .value(
         "-D", valueName: "[delay][:format]",
         help:
-          "The output takes DSD: delay = ms of silence around a PCM/DSD switch; format dop (default), dop24, dop24_3 (DSD over PCM), or u8, u16le, u16be, u32le, u32be (native, not written yet: converted to PCM). Without -D, DSD is converted to PCM.",
+          "The output takes DSD: delay = ms of silence around a PCM/DSD switch; format dop (default), dop24, dop24_3 (DSD over PCM), or u8, u16le, u16be, u32le, u32be (native DSD in ALSA's DSD_U8… formats). Without -D, DSD is converted to PCM.",
         .optionalText(\.dsdOutput)),
       .value(
         "-R", "-u", valueName: "[recipe]",

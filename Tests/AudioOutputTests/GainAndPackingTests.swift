@@ -1,4 +1,6 @@
+import AudioBuffers
 import AudioOutput
+import TestSupport
 import Testing
 
 @Suite struct GainStageTests {
@@ -87,5 +89,41 @@ import Testing
     let mean = Double(values.reduce(0, +)) / Double(values.count)
     #expect(abs(mean - 1000.5) < 0.05)
     #expect(Set(values).count >= 2)
+  }
+}
+
+/// Native DSD leaves the packer in ALSA's byte order for each format, whatever the PCM format the
+/// device would otherwise take.
+@Suite struct NativeDSDPackingTests {
+  @Test(arguments: NativeDSDFormat.allCases)
+  func everyFormatStoresTheBitsInALSAsOrder(format: NativeDSDFormat) {
+    var random: UInt32 = 0x9E37_79B9
+    let channels: DSDFiles.Channels = (0..<2).map { _ in
+      (0..<4000).map { _ in
+        random ^= random << 13
+        random ^= random >> 17
+        random ^= random << 5
+        return UInt8(truncatingIfNeeded: random)
+      }
+    }
+    let bytes = format.bytesPerSample
+    // The ring's samples: each sample's bytes, earliest on top, left-justified.
+    var samples: [Int32] = []
+    for start in stride(from: 0, to: 4000, by: bytes) {
+      for side in channels {
+        var word: UInt32 = 0
+        for k in 0..<bytes { word |= UInt32(side[start + k]) << (24 - 8 * UInt32(k)) }
+        samples.append(Int32(bitPattern: word))
+      }
+    }
+    var packer = SamplePacker(format: .s16, nativeDSD: format)
+    #expect(packer.bytesPerFrame == 2 * bytes)
+    var out = [UInt8](repeating: 0, count: samples.count * bytes)
+    let n = samples.withUnsafeBufferPointer { input in
+      out.withUnsafeMutableBytes { packer.pack(input, into: $0, dither: true) }
+    }
+    #expect(n == out.count)
+    let littleEndian = format == .u16le || format == .u32le
+    #expect(out == DSDFiles.expectedNativeBytes(channels, bytes: bytes, littleEndian: littleEndian))
   }
 }

@@ -56,6 +56,25 @@ import Testing
     #expect(wide.size == 524288)  // 341 ms of 32-bit 192 kHz
   }
 
+  /// Opened for native DSD the pipe gets the format's bytes, and its frames count in them; opened
+  /// for PCM again, the `-a` format's.
+  @Test func nativeDSDGoesOutInItsFormatAndPCMAfterIt() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s32, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 88200, nativeDSD: .u32be)
+    #expect(output.nativeDSD == .u32be)
+    try write(output, [Int32(bitPattern: 0x0102_0304), Int32(bitPattern: 0xA1A2_A3A4)])
+    #expect(output.delayFrames() == 1)
+    #expect(pipe.read(64) == [0x01, 0x02, 0x03, 0x04, 0xA1, 0xA2, 0xA3, 0xA4])
+    try output.open(sampleRate: 176_400, nativeDSD: .u16le)
+    try write(output, [Int32(bitPattern: 0x0102_0304), Int32(bitPattern: 0xA1A2_A3A4)])
+    #expect(pipe.read(64) == [0x02, 0x01, 0xA2, 0xA1])
+    try output.open(sampleRate: 44100)
+    #expect(output.nativeDSD == nil)
+    try write(output, [Int32(bitPattern: 0x0102_0304), Int32(bitPattern: 0xA1A2_A3A4)])
+    #expect(pipe.read(64) == [0x04, 0x03, 0x02, 0x01, 0xA4, 0xA3, 0xA2, 0xA1])
+  }
+
   @Test func roomIsWaitedForInWholePagesOfTheReader() throws {
     let pipe = Pipe()
     let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)

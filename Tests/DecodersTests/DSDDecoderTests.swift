@@ -41,7 +41,8 @@ import Testing
     #expect(run.finished)
     #expect(run.samples == Self.expectedDoP(channels))
     #expect(
-      run.boundaries.map(\.format) == [AudioFormat(sampleRate: 176_400, channels: 2, bitsPerSample: 24, dop: true)])
+      run.boundaries.map(\.format) == [AudioFormat(sampleRate: 176_400, channels: 2, bitsPerSample: 24, encoding: .dop)]
+    )
   }
 
   @Test func dsdiffPlaysAsDoPBitForBit() throws {
@@ -166,6 +167,53 @@ import Testing
     let run = try decodeAll(decoder, Self.dsf(channels, rate: 4 * Self.dsd64), seed: 1)
     #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 1_411_200, channels: 2, bitsPerSample: 24)])
     #expect(decoder.content == "DSF DSD256, converted to PCM")
+  }
+
+  // MARK: Native DSD
+
+  /// Every native format, from DSF (LSB-first blocks) and DSDIFF (interleaved bytes): the bits in
+  /// time order, at the DSD rate / (8 × bytes per sample); a last sample short of bytes (3 bytes
+  /// per channel over a whole number of words) completed with DSD silence.
+  @Test(arguments: NativeDSDFormat.allCases)
+  func dsfAndDsdiffPlayAsNativeDSDBitForBit(format: NativeDSDFormat) throws {
+    let bytes = 4096 * 3 + 1027
+    let channels = Self.randomChannels(2, bytes: bytes, seed: 41)
+    let output = DSDOutput(delivery: .native(format))
+    let expected = DSDFiles.expectedNativeSamples(channels, bytes: format.bytesPerSample)
+    let dsf = try decodeAll(DSDDecoder(output: output), Self.dsf(channels, samples: bytes * 8), seed: 5, maxChunk: 3001)
+    #expect(dsf.finished)
+    #expect(dsf.samples == expected)
+    let rate = Self.dsd64 / (8 * format.bytesPerSample)
+    #expect(
+      dsf.boundaries.map(\.format) == [
+        AudioFormat(
+          sampleRate: rate, channels: 2, bitsPerSample: 8 * format.bytesPerSample, encoding: .dsd(format))
+      ])
+    let dff = try decodeAll(DSDDecoder(output: output), Self.dff(channels), seed: 6, maxChunk: 2999)
+    #expect(dff.samples == expected)
+  }
+
+  /// Native DSD passes `-R` untouched; mono plays on both sides.
+  @Test func nativeDSDPassesTheResamplerAndMonoPlaysOnBothSides() throws {
+    let channels = Self.randomChannels(1, bytes: 9001, seed: 42)
+    let decoder = ResamplingDecoder(
+      wrapping: DSDDecoder(output: DSDOutput(delivery: .native(.u16le))),
+      settings: ResamplingSettings(recipe: try ResampleRecipe(parsing: "vX"), supportedRates: [96000]))
+    let run = try decodeAll(decoder, Self.dsf(channels, samples: 9001 * 8), seed: 2)
+    #expect(run.samples == DSDFiles.expectedNativeSamples(channels, bytes: 2))
+    #expect(run.boundaries.first?.format.sampleRate == 176_400)
+  }
+
+  /// A frame rate above what the output takes is converted to PCM instead (as squeezelite does):
+  /// DSD64 as `u8` needs 352.8 kHz.
+  @Test func nativeAboveTheOutputsRateIsConvertedToPCM() throws {
+    let channels = Self.randomChannels(2, bytes: 4096, seed: 43)
+    let limited = DSDOutput(delivery: .native(.u8), maximumRate: 192_000)
+    let run = try decodeAll(DSDDecoder(output: limited), Self.dsf(channels), seed: 1)
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 352_800, channels: 2, bitsPerSample: 24)])
+    let taken = try decodeAll(
+      DSDDecoder(output: DSDOutput(delivery: .native(.u32le), maximumRate: 192_000)), Self.dsf(channels), seed: 1)
+    #expect(taken.boundaries.first?.format.encoding == .dsd(.u32le))
   }
 
   // MARK: PCM

@@ -1,3 +1,4 @@
+import AudioBuffers
 import AudioOutput
 import Support
 import Synchronization
@@ -18,6 +19,13 @@ final class MemorySink: OutputDevice, Sendable {
     /// Frames it may still take; nil: no limit.
     var allowance: Int?
     var opens = 0
+    var nativeDSD: NativeDSDFormat?
+    /// Each open's rate and mode.
+    var modes: [Mode] = []
+  }
+  struct Mode: Equatable {
+    var sampleRate: Int
+    var nativeDSD: NativeDSDFormat?
   }
   private let state: Mutex<State>
 
@@ -35,12 +43,21 @@ final class MemorySink: OutputDevice, Sendable {
   let chunkFrames = 1024
 
   func open(sampleRate: Int) throws(OutputError) {
+    try open(sampleRate: sampleRate, nativeDSD: nil)
+  }
+
+  func open(sampleRate: Int, nativeDSD: NativeDSDFormat?) throws(OutputError) {
     state.withLock {
       $0.isOpen = true
       $0.sampleRate = sampleRate
+      $0.nativeDSD = nativeDSD
       $0.opens += 1
+      $0.modes.append(Mode(sampleRate: sampleRate, nativeDSD: nativeDSD))
     }
   }
+
+  var nativeDSD: NativeDSDFormat? { state.withLock { $0.nativeDSD } }
+  var modes: [Mode] { state.withLock { $0.modes } }
 
   func close() { state.withLock { $0.isOpen = false } }
 

@@ -162,6 +162,39 @@ struct PlaybackTests {
     #expect(difference(harness.sink.samples, expected) == nil)
   }
 
+  /// Native DSD (`-D 3:u32be`): after a PCM track the device is opened again in that format at
+  /// the DSD rate / 32, 3 ms of DSD silence come first (264 frames), the frames reach it bit for
+  /// bit at a quarter volume, and running dry pushes DSD silence through, not zeros.
+  @Test func nativeDSDOpensTheDeviceInItsFormatAndKeepsItsBits() throws {
+    defer { directory.remove() }
+    let pcm = TestTrack(frames: 10_000, seed: 9)
+    let pcmFile = source(pcm, "before.wav")
+    let channels = DSDFiles.randomChannels(2, bytes: 4096 * 4 + 6, seed: 10)  // a last sample half idle
+    let dsfPath = directory.path + "/t.dsf"
+    try FileIO.writeAtomically(dsfPath, DSDFiles.dsf(channels, samples: (4096 * 4 + 6) * 8))
+    let harness = try EngineHarness(
+      allowance: 2001, dsd: DSDOutput(delivery: .native(.u32be)), output: .init(dopSwitchMilliseconds: 3),
+      sinkBufferFrames: 3000)
+    defer { harness.close() }
+    harness.run { $0.setVolume(left: 0x4000, right: 0x4000) }
+    let a = harness.run { $0.playLocal(pcmFile) }
+    #expect(eventually { harness.log.contains(.decoded(a!)) })
+    _ = harness.run { $0.playLocal(LocalSource(path: dsfPath, codec: .dsd)) }
+    harness.sink.allow(nil)
+    #expect(eventually { harness.log.contains(.ended) })
+    #expect(
+      harness.sink.modes == [
+        MemorySink.Mode(sampleRate: 44100, nativeDSD: nil), MemorySink.Mode(sampleRate: 88200, nativeDSD: .u32be),
+      ])
+    let idle = Int32(bitPattern: 0x6969_6969)
+    let dsd =
+      [Int32](repeating: idle, count: 2 * 264) + DSDFiles.expectedNativeSamples(channels, bytes: 4)
+      + [Int32](repeating: idle, count: 2 * 3000)
+    let captured = harness.sink.samples
+    #expect(captured.count == pcm.expected.count + dsd.count)
+    #expect(difference(Array(captured.suffix(dsd.count)), dsd) == nil)
+  }
+
   @Test func pauseAndResumeLoseAndRepeatNothing() throws {
     defer { directory.remove() }
     let track = TestTrack(frames: 40_000, seed: 3)

@@ -82,8 +82,8 @@ struct SqueezeliteOptionsTests {
     #expect(try settings([]).logFile == nil)
   }
 
-  /// squeezelite's `-D [delay][:format]`: DoP by default; native formats are taken and named in
-  /// the log (their tracks are converted to PCM); anything else is refused.
+  /// squeezelite's `-D [delay][:format]`: DoP by default; native formats are ALSA's DSD formats;
+  /// anything else is refused.
   @Test func dsdOutput() throws {
     #expect(try settings(["-D"]).dsdOutput == DSDOutputOption(format: .dop, switchDelayMilliseconds: 0))
     #expect(try settings(["-D", "500"]).dsdOutput == DSDOutputOption(format: .dop, switchDelayMilliseconds: 500))
@@ -91,7 +91,10 @@ struct SqueezeliteOptionsTests {
       try settings(["-D", ":dop24_3"]).dsdOutput == DSDOutputOption(format: .dop24_3, switchDelayMilliseconds: 0))
     let native = try settings(["-D", "3:u32be"])
     #expect(native.dsdOutput == DSDOutputOption(format: .u32be, switchDelayMilliseconds: 3))
-    #expect(native.ignoredOptions.count == 1 && native.ignoredOptions[0].contains("converted to PCM"))
+    #expect(native.ignoredOptions.isEmpty)
+    #expect(native.dsdOutput?.format.nativeDSD == .u32be)
+    #expect(try settings(["-D", ":u8"]).dsdOutput?.format.nativeDSD == .u8)
+    #expect(try settings(["-D", ":dop"]).dsdOutput?.format.nativeDSD == nil)
     #expect(try settings([]).dsdOutput == nil)
     for bad in ["x", "5:dsd", "-1", "20000:dop"] {
       #expect(throws: (any Error).self, "\(bad)") { try settings(["-D", bad]) }

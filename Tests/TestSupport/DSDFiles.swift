@@ -99,6 +99,32 @@ public enum DSDFiles {
 
   /// DoP frames as the standard writes them: per frame two bytes of each channel behind a marker
   /// byte, 0x05 and 0xFA in turn; an odd last byte completed with 0x69.
+  /// Native DSD as ALSA's `DSD_U8`… formats define it, byte for byte: each sample holds `bytes`
+  /// DSD bytes of its channel in time order, the earliest the most significant, stored big- or
+  /// little-endian; left then right; a last sample short of bytes completed with DSD silence 0x69.
+  public static func expectedNativeBytes(_ channels: Channels, bytes: Int, littleEndian: Bool) -> [UInt8] {
+    let left = channels[0]
+    let right = channels.count > 1 ? channels[1] : channels[0]
+    var out: [UInt8] = []
+    for start in stride(from: 0, to: left.count, by: bytes) {
+      for side in [left, right] {
+        let sample = (start..<start + bytes).map { $0 < side.count ? side[$0] : 0x69 }
+        out += littleEndian ? sample.reversed() : sample
+      }
+    }
+    return out
+  }
+
+  /// The output ring's samples for native DSD: each sample's bytes as the big-endian formats
+  /// store them (the earliest DSD byte on top), left-justified in 32 bits.
+  public static func expectedNativeSamples(_ channels: Channels, bytes: Int) -> [Int32] {
+    let stored = expectedNativeBytes(channels, bytes: bytes, littleEndian: false)
+    return stride(from: 0, to: stored.count, by: bytes).map { start in
+      let word = stored[start..<start + bytes].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+      return Int32(bitPattern: word << (32 - 8 * UInt32(bytes)))
+    }
+  }
+
   public static func expectedDoP(_ channels: Channels) -> [Int32] {
     let left = channels[0]
     let right = channels.count > 1 ? channels[1] : channels[0]

@@ -3,7 +3,7 @@ modulation of a sine per channel, written as DSF (Sony: per-channel blocks of 40
 significant bit first) or DSDIFF (Philips: one byte per channel in turn, most significant bit first),
 and the DoP frames a player must send for them (the DoP standard: per frame two bytes of each
 channel behind a marker byte, 0x05 and 0xFA in turn, the pair left-justified in 24 bits; an odd last
-byte completed with DSD silence 0x69)."""
+byte completed with DSD silence 0x69), or the native DSD bytes of ALSA's DSD formats."""
 
 from __future__ import annotations
 
@@ -71,3 +71,20 @@ def dop_frames(channels: np.ndarray) -> bytes:
         pairs = data.reshape(frames, 2).astype(np.uint32)
         words[:, side] = marker << 24 | pairs[:, 0] << 16 | pairs[:, 1] << 8
     return words.tobytes()
+
+
+NATIVE_BYTES = {"u8": 1, "u16le": 2, "u16be": 2, "u32le": 4, "u32be": 4}
+
+
+def native_bytes(channels: np.ndarray, fmt: str) -> bytes:
+    """The bytes of ALSA's native format `fmt` (`DSD_U32_BE`…): per frame a sample of each channel,
+    left then right, holding `NATIVE_BYTES[fmt]` DSD bytes in time order with the earliest as the most
+    significant, stored big- or little-endian; the last sample completed with DSD silence 0x69."""
+    width = NATIVE_BYTES[fmt]
+    left, right = channels[0], channels[1 if len(channels) > 1 else 0]
+    pad = -len(left) % width
+    sides = [np.append(side, np.full(pad, 0x69, dtype=np.uint8)).reshape(-1, width) for side in (left, right)]
+    samples = np.stack(sides, axis=1)  # (frames, 2, width), bytes in time order
+    if fmt.endswith("le"):
+        samples = samples[:, :, ::-1]
+    return samples.astype(np.uint8).tobytes()

@@ -304,6 +304,118 @@ def test_dsd_without_dop_is_converted_to_pcm(real_lms, start_player, tmp_path):
         assert abs(level - 20 * np.log10(0.5)) < 0.5, level
 
 
+def play_dsd_natively(real_lms, start_player, tmp_path, tracks, *options, capture=True):  # noqa: ANN001, ANN201
+    """Plays `tracks` from the DSD station with `options`; returns the player and its stdout capture."""
+    with contextlib.suppress(LMSError, OSError):
+        real_lms.rpc(MAC, ["playlist", "clear"])
+    player = start_player(
+        "-s", real_lms.addr, "-m", MAC, *options, "-n", "realtest", "--cache-dir", str(tmp_path / "cache"),
+        "--lms-port", str(real_lms.http_port), "-d", "stream=info", "-d", "output=info", capture=capture)
+    return player
+
+
+@pytest.mark.parametrize("fmt", ["u32be", "u32le", "u16le", "u16be", "u8"])
+def test_native_dsd_plays_bit_exact_through_lms(real_lms, start_player, tmp_path, fmt):
+    """`-D :u32be` (and the other native formats): the DSD files LMS sends as they are reach the
+    output in ALSA's byte order for the format, at the DSD rate / (8 × bytes per sample), with LMS's
+    volume at 50 (DSD is never scaled). u32be plays the three tracks in a row (DSD64, then DSD128: the
+    rate follows); the others the DSDIFF track, whose 1,764,002 bytes per channel end in a half-filled
+    32-bit sample, completed with DSD silence. The whole capture equals the files' bits so arranged."""
+    import dsd_files
+    import numpy as np
+
+    tracks = real_lms.library.tracks("DSD")
+    if fmt != "u32be":
+        tracks = [tracks[1]]
+    reference = b"".join(dsd_files.native_bytes(np.load(track.master), fmt) for track in tracks)
+    player = play_dsd_natively(real_lms, start_player, tmp_path, tracks, "-o", "-", "-D", f":{fmt}")
+    capture = Capture(player.process.stdout, bytes_per_second=2 * tracks[0].rate // 8)
+    real_lms.wait_player(MAC, timeout=20)
+    real_lms.set_volume(MAC, 50)
+    with dsd_station(tracks) as urls:
+        real_lms.rpc(MAC, ["playlist", "play", urls[0]])
+        for url in urls[1:]:
+            real_lms.rpc(MAC, ["playlist", "add", url])
+        seconds = sum(track.seconds for track in tracks)
+        capture.wait_for_length(len(reference), timeout=seconds + 30)
+        time.sleep(1.0)
+    assert_whole(capture.bytes(), reference, player, f"native DSD {fmt}")
+    width = dsd_files.NATIVE_BYTES[fmt]
+    name = "DSD_" + fmt.upper().replace("LE", "_LE").replace("BE", "_BE")
+    log = player.log()
+    for track in tracks:
+        line = f"{'DSDIFF' if track.path.suffix == '.dff' else 'DSF'} DSD{track.rate // 44100}, native {name}) "
+        line += f"{8 * width}-bit {track.rate // (8 * width)} Hz"
+        assert line in log, (line, log)
+
+
+def test_native_dsd_reaches_an_alsa_device_in_its_format_and_falls_back_where_there_is_none(
+    real_lms, start_player, tmp_path, monkeypatch
+):
+    """Through ALSA: a PCM that takes DSD_U32_LE (ALSA's `file` plugin in front of `null`, the one
+    kind here that takes DSD formats; it does not pace, which bytes do not need) gets the DSF track's
+    bits in that format, whole and in order, with DSD silence only (0x69: never zeros, which a DAC
+    would play) around them and wherever the unpaced output ran dry or LMS paused it to rebuffer,
+    at 88.2 kHz. A device that takes no native DSD (PulseAudio's plugin) is named in the log at start
+    and the track is converted to PCM instead."""
+    import dsd_files
+    import numpy as np
+    from pulse import PulseServer
+
+    track = real_lms.library.tracks("DSD")[0]
+    reference = dsd_files.native_bytes(np.load(track.master), "u32le")
+    written = tmp_path / "written.raw"
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".asoundrc").write_text(
+        f'pcm.dsdcapture {{\n  type file\n  slave.pcm "null"\n  file "{written}"\n  format "raw"\n}}\n')
+    monkeypatch.setenv("HOME", str(home))
+    player = play_dsd_natively(
+        real_lms, start_player, tmp_path, [track], "-o", "dsdcapture", "-D", ":u32le", capture=False)
+    real_lms.wait_player(MAC, timeout=20)
+    with dsd_station([track]) as urls:
+        real_lms.rpc(MAC, ["playlist", "play", urls[0]])
+        # Played out: the stream has ended and the device has taken nothing for two seconds.
+        deadline, size, still = time.monotonic() + track.seconds + 60, -1, 0
+        while time.monotonic() < deadline and still < 10:
+            now = written.stat().st_size if written.exists() else 0
+            still = still + 1 if now == size and "stream: ended" in player.log() else 0
+            size = now
+            time.sleep(0.2)
+    player.stop()
+    # The device does not pace, so the output outruns the stream and runs dry; LMS then pauses it to
+    # rebuffer, and the silence of a pause goes out as fast as the device takes it. So the capture
+    # must be the reference's frames, whole and in order, with only frames of DSD silence between.
+    silence = np.uint64(0x6969696969696969)
+    data = written.read_bytes()
+    written.unlink()  # the pause's silence makes it hundreds of megabytes
+    assert len(data) % 8 == 0
+    got = np.frombuffer(data, dtype=np.uint64)
+    expected = np.frombuffer(reference, dtype=np.uint64)
+    assert not (expected == silence).any()  # every frame of the reference is told apart from silence
+    audio = got[got != silence]
+    assert len(audio) == len(expected), (len(audio), len(expected), player.log())
+    differing = np.flatnonzero(audio != expected)
+    assert len(differing) == 0, (int(differing[0]), player.log())
+    print(f"{len(expected)} frames whole and in order, {len(got) - len(audio)} frames of DSD silence around them")
+    assert "(DSF DSD64, native DSD_U32_LE) 32-bit 88200 Hz" in player.log(), player.log()
+
+    pulse = PulseServer(tmp_path / "pulse").start()
+    try:
+        for key, value in pulse.env.items():
+            monkeypatch.setenv(key, value)
+        fallback = play_dsd_natively(
+            real_lms, start_player, tmp_path, [track], "-o", "pulse", "-D", ":u32be", capture=False)
+        assert fallback.wait_for_log("pulse takes no DSD_U32_BE", timeout=10), fallback.log()
+        real_lms.wait_player(MAC, timeout=20)
+        with dsd_station([track]) as urls:
+            real_lms.rpc(MAC, ["playlist", "play", urls[0]])
+            assert fallback.wait_for_log("(DSF DSD64, converted to PCM) 24-bit 352800 Hz", timeout=20), fallback.log()
+        fallback.stop()
+    finally:
+        pulse.stop()
+
+
 @pytest.mark.parametrize("content_type", ["audio/ogg", "audio/flac"])
 def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, start_player, tmp_path, content_type):
     """An Ogg FLAC internet stream of two chained links (as a station sends song after song), which

@@ -36,7 +36,7 @@ def test_a_real_squeezelite_configuration_starts_and_registers(server, start_pla
         "SL_SOUNDCARD=null\n"
         f'SB_SERVER_IP="127.0.0.1:{server.port}"\n'
         f'SB_EXTRA_ARGS="-m {MAC} {extra}"\n')
-    player = start_player("--config", str(config), "--control", "off", "-d", "decode=info")
+    player = start_player("--config", str(config), "--control", "off", "-d", "decode=info", "-d", "output=info")
     assert server.wait_for(lambda: server.player(MAC), timeout=5), player.log()
     assert server.wait_for(lambda: server.player(MAC).name == "Living Room", timeout=3), player.log()
     caps = server.recorder.hellos[-1].capabilities.split(",")
@@ -48,9 +48,11 @@ def test_a_real_squeezelite_configuration_starts_and_registers(server, start_pla
     if max_rate:
         assert f"MaxSampleRate={max_rate}" in caps
     # What has nothing behind it yet is said once, in the log, and nothing else goes wrong (`-D`
-    # plays DSD as DoP; only its native formats, converted to PCM for now, are named).
+    # plays DSD as DoP, or natively: ALSA's null device takes the native formats).
     if "-D " in f"{extra} ":
         assert "dsf" in offered and "dff" in offered, caps
+    if ":u32be" in extra:
+        assert "-D: native DSD as DSD_U32_BE" in player.log(), player.log()
     for option in ("-i", "-v"):
         if f"{option} " in f"{extra} ":
             assert f"warning slimproto: {option}" in player.log(), player.log()

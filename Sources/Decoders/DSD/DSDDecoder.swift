@@ -6,13 +6,15 @@ public struct DSDOutput: Equatable, Sendable {
     /// DSD over PCM: 16 DSD bits per channel in each 24-bit sample, behind an alternating marker
     /// byte, at a sixteenth of the DSD rate; a DoP DAC plays the bits as DSD.
     case dop
+    /// Native DSD in one of ALSA's formats, for a device that takes it.
+    case native(NativeDSDFormat)
     /// Converted to 24-bit PCM at an eighth of the DSD rate.
     case pcm
   }
 
   public var delivery: Delivery
-  /// The highest rate the output takes: a DoP rate above it is converted to PCM instead, as
-  /// squeezelite does.
+  /// The highest rate the output takes: a DoP or native frame rate above it is converted to PCM
+  /// instead, as squeezelite does.
   public var maximumRate: Int
 
   public init(delivery: Delivery, maximumRate: Int = 384_000) {
@@ -25,20 +27,29 @@ public struct DSDOutput: Equatable, Sendable {
 }
 
 /// DSD files as LMS streams them (`strm d`, the file from its first byte): DSF and DSDIFF
-/// (uncompressed; DST is refused), played as DoP or converted to PCM (see `DSDOutput`).
+/// (uncompressed; DST is refused), played as DoP, as native DSD or converted to PCM (see
+/// `DSDOutput`).
 ///
 /// - The header is read by `DSDHeaderReader`.
 /// - The audio ends after the samples the header counts (DSF pads its last block) or where the
 ///   stream ends, whichever comes first: LMS's stream after a seek repeats the whole file's header
 ///   before the rest of the file.
 /// - Mono plays on both sides; of more channels the first two are kept.
-/// - DoP frames (see `DoP`): per channel the marker, the two DSD bytes, 0; an odd last byte is
-///   completed with DSD's idle pattern.
+/// - DoP frames (see `DoP`): per channel the marker, the two DSD bytes, 0. Native frames (see
+///   `NativeDSDFormat`): per channel the format's bytes from the top. A last sample short of bytes
+///   is completed with DSD's idle pattern.
 public final class DSDDecoder: AudioDecoder {
   public let minimumFreeFrames = 4096
   public private(set) var format: AudioFormat?
   public var content: String? {
-    layout.map { "\($0.containerName) \($0.rateName), \(format?.dop == true ? "DoP" : "converted to PCM")" }
+    guard let layout, let format else { return nil }
+    let delivery =
+      switch format.encoding {
+      case .dop: "DoP"
+      case .dsd(let native): "native \(native.alsaName)"
+      case .pcm: "converted to PCM"
+      }
+    return "\(layout.containerName) \(layout.rateName), \(delivery)"
   }
 
   private enum Stage {
@@ -111,24 +122,39 @@ public final class DSDDecoder: AudioDecoder {
     }
   }
 
-  /// The audio begins: chooses DoP or PCM and allocates the group buffers.
+  /// The audio begins: chooses DoP, native DSD or PCM and allocates the group buffers.
   private func begin(_ header: DSDHeader) {
     let layout = header.layout
     dsfLastBlockBytes = header.lastBlockBytes
-    let dop = requested.delivery == .dop && layout.sampleRate / 16 <= requested.maximumRate
-    if !dop { converter = DSDToPCM() }  // its tables: 16 KiB, only for a track converted
+    let format = Self.outputFormat(for: layout, requested: requested)
+    if format.encoding == .pcm { converter = DSDToPCM() }  // its tables: 16 KiB, only for a track converted
     self.layout = layout
+    self.format = format
     bytesPerChannelLeft = layout.bytesPerChannel
-    format =
-      dop
-      ? AudioFormat(sampleRate: layout.sampleRate / 16, channels: layout.channels, bitsPerSample: 24, dop: true)
-      : AudioFormat(sampleRate: layout.sampleRate / 8, channels: layout.channels, bitsPerSample: 24)
     let perChannel = layout.bytesPerChannelInGroup
     group = .allocate(capacity: layout.groupBytes)
     planar = .allocate(capacity: 2 * perChannel)
     frames = .allocate(capacity: 2 * perChannel)
     stash = FrameStash(capacityFrames: perChannel)
     stage = .audio
+  }
+
+  /// DoP or native DSD as asked, at a frame rate the output takes; PCM otherwise.
+  static func outputFormat(for layout: DSDStreamLayout, requested: DSDOutput) -> AudioFormat {
+    let pcm = AudioFormat(sampleRate: layout.sampleRate / 8, channels: layout.channels, bitsPerSample: 24)
+    switch requested.delivery {
+    case .pcm:
+      return pcm
+    case .dop:
+      let rate = layout.sampleRate / 16
+      guard rate <= requested.maximumRate else { return pcm }
+      return AudioFormat(sampleRate: rate, channels: layout.channels, bitsPerSample: 24, encoding: .dop)
+    case .native(let native):
+      let rate = native.frameRate(dsdRate: layout.sampleRate)
+      guard rate <= requested.maximumRate else { return pcm }
+      return AudioFormat(
+        sampleRate: rate, channels: layout.channels, bitsPerSample: 8 * native.bytesPerSample, encoding: .dsd(native))
+    }
   }
 
   // MARK: Audio
@@ -223,7 +249,8 @@ public final class DSDDecoder: AudioDecoder {
     let left = UnsafePointer(planar)
     let right = UnsafePointer(planar + layout.bytesPerChannelInGroup)
     let frameCount: Int
-    if format.dop {
+    switch format.encoding {
+    case .dop:
       frameCount = (count + 1) / 2
       var second = secondMarkerNext
       for f in 0..<frameCount {
@@ -236,15 +263,34 @@ public final class DSDDecoder: AudioDecoder {
         second.toggle()
       }
       secondMarkerNext = second
-    } else if let converter {
+    case .dsd(let native):
+      let bytes = native.bytesPerSample
+      frameCount = (count + bytes - 1) / bytes
+      for f in 0..<frameCount {
+        frames[2 * f] = Self.nativeSample(left, from: f * bytes, of: count, bytes: bytes)
+        frames[2 * f + 1] = Self.nativeSample(right, from: f * bytes, of: count, bytes: bytes)
+      }
+    case .pcm:
+      guard let converter else { return }
       frameCount = count
       converter.convert(left, count: count, channel: &filters.left, into: frames, stride: 2)
       converter.convert(right, count: count, channel: &filters.right, into: frames + 1, stride: 2)
-    } else {
-      return
     }
     stash.emit(count: frameCount, format: format, to: output) { destination, first, n in
       destination.update(from: frames + 2 * first, count: 2 * n)
     }
+  }
+
+  /// `bytes` DSD bytes of one channel from `start`, the first on top, left-justified; bytes past
+  /// `count` are DSD's idle pattern.
+  @inline(__always)
+  private static func nativeSample(_ channel: UnsafePointer<UInt8>, from start: Int, of count: Int, bytes: Int) -> Int32
+  {
+    var word: UInt32 = 0
+    for index in 0..<bytes {
+      let byte = start + index < count ? channel[start + index] : DoP.idleByte
+      word |= UInt32(byte) << (24 - 8 * index)
+    }
+    return Int32(bitPattern: word)
   }
 }

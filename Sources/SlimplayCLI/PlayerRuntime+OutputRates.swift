@@ -28,9 +28,11 @@ extension PlayerRuntime {
   /// DoP when `-D` asks for it, up to the highest DoP rate the output plays as it is (DoP never
   /// goes through the resampler); else, and on a 16-bit output, which cannot carry DoP's 24 bits,
   /// PCM. Native DSD when `-D` names a format the output takes, up to its highest frame rate in
-  /// that format (and `-r`'s); else PCM.
+  /// that format (and `-r`'s); else PCM, at a rate the output plays.
   func dsdOutput() -> DSDOutput {
-    guard let option = settings.dsdOutput else { return .pcm }
+    let pcmLimit = playableRate()
+    let pcm = DSDOutput(delivery: .pcm, maximumPCMRate: pcmLimit)
+    guard let option = settings.dsdOutput else { return pcm }
     let logger = Logger(label: LogConfiguration.Category.output.rawValue)
     if let native = option.format.nativeDSD {
       let deviceLimit: Int
@@ -40,7 +42,7 @@ extension PlayerRuntime {
       case .alsa(let device):
         guard let limit = ALSADevices.maximumRate(of: device, nativeDSD: native) else {
           logger.warning("-D: \(device) takes no \(native.alsaName) (or cannot be opened now); DSD is converted to PCM")
-          return .pcm
+          return pcm
         }
         deviceLimit = limit
       }
@@ -48,17 +50,17 @@ extension PlayerRuntime {
       // A limit beyond ALSA's 32-bit rates is no limit (stdout, null, ALSA's own null device).
       let shown = limit >= Int(UInt32.max) ? "any frame rate" : "frame rates up to \(limit) Hz"
       logger.info("-D: native DSD as \(native.alsaName), \(shown)")
-      return DSDOutput(delivery: .native(native), maximumRate: limit)
+      return DSDOutput(delivery: .native(native), maximumRate: limit, maximumPCMRate: pcmLimit)
     }
     if settings.outputParameters.format == .s16 {
       logger.warning("-D: a 16-bit output cannot carry DoP; DSD is converted to PCM")
-      return .pcm
+      return pcm
     }
-    let limit = settings.maximumRateLimit.map { min($0, playableRate()) } ?? playableRate()
+    let limit = settings.maximumRateLimit.map { min($0, pcmLimit) } ?? pcmLimit
     // DoP rates: a sixteenth of DSD64 to DSD1024, in both families.
     let dopRates = [1, 2, 4, 8, 16].flatMap { [176_400 * $0, 192_000 * $0] }
     let playable = dopRates.filter { $0 <= limit && (settings.rates?.rates.contains($0) ?? true) }
-    return DSDOutput(delivery: .dop, maximumRate: playable.max() ?? 0)
+    return DSDOutput(delivery: .dop, maximumRate: playable.max() ?? 0, maximumPCMRate: pcmLimit)
   }
 
   /// The highest rate the output can play natively: the `-r` list when given; for ALSA the

@@ -49,7 +49,8 @@ public struct HTTPResponseHead: Equatable, Sendable {
 }
 
 extension Substring {
-  fileprivate func trimmingSpaces() -> String {
+  /// Without the spaces and tabs around it (HTTP's optional whitespace).
+  func trimmingSpaces() -> String {
     String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
   }
 }

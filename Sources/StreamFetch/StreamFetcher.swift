@@ -122,8 +122,7 @@ public final class StreamFetcher: @unchecked Sendable {
   static func serverName(in request: [UInt8]) -> String? {
     let text = String(decoding: request, as: UTF8.self)
     for line in text.split(separator: "\r\n") where line.lowercased().hasPrefix("host:") {
-      let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-      var host = String(line.dropFirst(5).drop(while: blank).reversed().drop(while: blank).reversed())
+      var host = line.dropFirst(5).trimmingSpaces()
       if let colon = host.lastIndex(of: ":"), !host.hasPrefix("[") { host = String(host[..<colon]) }
       let isAddress = host.hasPrefix("[") || host.allSatisfy { $0.isNumber || $0 == "." }
       return host.isEmpty || isAddress ? nil : host

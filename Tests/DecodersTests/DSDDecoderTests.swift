@@ -161,11 +161,14 @@ import Testing
     }
   }
 
+  /// DSD256 as DoP needs 705.6 kHz: on an output that takes 192 kHz it is converted to PCM at
+  /// 176.4 kHz (not at an eighth of its rate, which no output takes): 4096 bytes, 512 frames.
   @Test func aDoPRateAboveTheOutputsIsConvertedToPCM() throws {
     let channels = Self.randomChannels(2, bytes: 4096, seed: 1)
-    let decoder = DSDDecoder(output: DSDOutput(delivery: .dop, maximumRate: 192_000))
+    let decoder = DSDDecoder(output: DSDOutput(delivery: .dop, maximumRate: 176_400, maximumPCMRate: 192_000))
     let run = try decodeAll(decoder, Self.dsf(channels, rate: 4 * Self.dsd64), seed: 1)
-    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 1_411_200, channels: 2, bitsPerSample: 24)])
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 176_400, channels: 2, bitsPerSample: 24)])
+    #expect(run.samples.count == 2 * 512)
     #expect(decoder.content == "DSF DSD256, converted to PCM")
   }
 
@@ -218,13 +221,20 @@ import Testing
 
   // MARK: PCM
 
-  /// A −6 dB 1 kHz sine through the modulator comes out of the conversion at −6 dBFS, at an
-  /// eighth of the DSD rate, with what is not the sine (the modulator's noise left by the filter)
-  /// more than 50 dB down; the same bits in DSDIFF give the same samples.
-  @Test func conversionToPCMKeepsTheSignal() throws {
-    let channels = Self.modulatedSine(frequency: 1000, amplitude: 0.5, bytes: 60000)
-    let run = try decodeAll(DSDDecoder(output: .pcm), Self.dsf(channels), seed: 3)
-    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 352_800, channels: 2, bitsPerSample: 24)])
+  /// A −6 dB 1 kHz sine through the modulator comes out of the conversion at −6 dBFS, with what
+  /// is not the sine (the modulator's noise left by the filter, and what the decimation folds
+  /// back) more than 50 dB down: at 352.8 kHz from DSD64, DSD128 and DSD256 alike, and at
+  /// 176.4 kHz from DSD64 for an output that takes no more than 192 kHz. The same bits in DSDIFF
+  /// give the same samples.
+  @Test(arguments: [(1, 384_000, 352_800), (1, 192_000, 176_400), (2, 384_000, 352_800), (4, 384_000, 352_800)])
+  func conversionToPCMKeepsTheSignal(multiple: Int, maximumPCMRate: Int, rate: Int) throws {
+    let dsdRate = Self.dsd64 * multiple
+    let bytesPerSample = dsdRate / 8 / rate
+    let channels = DSDFiles.modulatedSine(
+      frequency: 1000, amplitude: 0.5, bytes: 60000 * bytesPerSample, rate: dsdRate)
+    let output = DSDOutput(delivery: .pcm, maximumPCMRate: maximumPCMRate)
+    let run = try decodeAll(DSDDecoder(output: output), Self.dsf(channels, rate: dsdRate), seed: 3)
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: rate, channels: 2, bitsPerSample: 24)])
     #expect(run.samples.count == 2 * 60000)
     for side in 0..<2 {
       // Past the filter's start (its history begins as silence).
@@ -232,7 +242,7 @@ import Testing
         Double(run.samples[$0]) / 2_147_483_648
       }
       // Least-squares fit of a sine and cosine at 1 kHz plus an offset, whatever the delay.
-      let w = 2 * Double.pi * 1000 / 352_800
+      let w = 2 * Double.pi * 1000 / Double(rate)
       var s = [0.0, 0.0, 0.0]
       var m = [[Double]](repeating: [0, 0, 0], count: 3)
       for (n, value) in y.enumerated() {
@@ -253,7 +263,7 @@ import Testing
       #expect(abs(20 * log10(amplitude / 0.5)) < 0.1, "amplitude \(amplitude)")
       #expect(noiseDB < -50, "noise \(noiseDB) dB")
     }
-    let runDFF = try decodeAll(DSDDecoder(output: .pcm), Self.dff(channels), seed: 5)
+    let runDFF = try decodeAll(DSDDecoder(output: output), Self.dff(channels, rate: dsdRate), seed: 5)
     #expect(runDFF.samples == run.samples)
   }
 

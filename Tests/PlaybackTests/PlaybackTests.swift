@@ -179,7 +179,9 @@ struct PlaybackTests {
     harness.run { $0.setVolume(left: 0x4000, right: 0x4000) }
     let a = harness.run { $0.playLocal(pcmFile) }
     #expect(eventually { harness.log.contains(.decoded(a!)) })
-    _ = harness.run { $0.playLocal(LocalSource(path: dsfPath, codec: .dsd)) }
+    let b = harness.run { $0.playLocal(LocalSource(path: dsfPath, codec: .dsd)) }
+    // Both decoded before the output goes on: a slow decoder would let it run dry in between.
+    #expect(eventually { harness.log.contains(.decoded(b!)) })
     harness.sink.allow(nil)
     #expect(eventually { harness.log.contains(.ended) })
     #expect(

@@ -97,8 +97,6 @@ public enum DSDFiles {
     }
   }
 
-  /// DoP frames as the standard writes them: per frame two bytes of each channel behind a marker
-  /// byte, 0x05 and 0xFA in turn; an odd last byte completed with 0x69.
   /// Native DSD as ALSA's `DSD_U8`… formats define it, byte for byte: each sample holds `bytes`
   /// DSD bytes of its channel in time order, the earliest the most significant, stored big- or
   /// little-endian; left then right; a last sample short of bytes completed with DSD silence 0x69.
@@ -125,6 +123,8 @@ public enum DSDFiles {
     }
   }
 
+  /// DoP frames as the standard writes them: per frame two bytes of each channel behind a marker
+  /// byte, 0x05 and 0xFA in turn; an odd last byte completed with 0x69.
   public static func expectedDoP(_ channels: Channels) -> [Int32] {
     let left = channels[0]
     let right = channels.count > 1 ? channels[1] : channels[0]

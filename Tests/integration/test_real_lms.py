@@ -269,14 +269,16 @@ def test_dsd_plays_as_dop_bit_exact_through_lms(real_lms, start_player, tmp_path
 
 
 def test_dsd_without_dop_is_converted_to_pcm(real_lms, start_player, tmp_path):
-    """Without `-D` a DSD file plays as 24-bit PCM at an eighth of its rate: every byte of each
-    channel gives one frame (the whole track, to the last frame), and the modulated tones come out
-    where they were, at −6 dBFS (the modulation's half scale)."""
+    """Without `-D` a DSD file plays as 24-bit PCM at 352.8 kHz: DSD64 gives a frame per byte of
+    each channel, DSD128 one per two bytes (not 705.6 kHz, which outputs do not take). Both tracks
+    in a row play whole, to the last frame, and the modulated tones come out where they were, at
+    −6 dBFS (the modulation's half scale)."""
     import numpy as np
 
-    track = real_lms.library.tracks("DSD")[0]
-    frames = np.load(track.master).shape[1]
-    rate = track.rate // 8
+    dsd = real_lms.library.tracks("DSD")
+    tracks = [dsd[0], dsd[2]]
+    rate = 352800
+    frames = [np.load(track.master).shape[1] * 8 * rate // track.rate for track in tracks]
     with contextlib.suppress(LMSError, OSError):
         real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
@@ -285,23 +287,28 @@ def test_dsd_without_dop_is_converted_to_pcm(real_lms, start_player, tmp_path):
     capture = Capture(player.process.stdout, bytes_per_second=rate * 4)
     real_lms.wait_player(MAC, timeout=20)
     real_lms.set_volume(MAC, 100)
-    with dsd_station([track]) as urls:
+    with dsd_station(tracks) as urls:
         real_lms.rpc(MAC, ["playlist", "play", urls[0]])
-        capture.wait_for_length(frames * 4, timeout=track.seconds + 30)
+        real_lms.rpc(MAC, ["playlist", "add", urls[1]])
+        capture.wait_for_length(sum(frames) * 4, timeout=sum(track.seconds for track in tracks) + 30)
         time.sleep(1.0)
     got = capture.bytes()
-    assert len(got) == frames * 4, (len(got), frames * 4, player.log())
-    assert "(DSF DSD64, converted to PCM) 24-bit 352800 Hz" in player.log(), player.log()
+    assert len(got) == sum(frames) * 4, (len(got), sum(frames) * 4, player.log())
+    for line in ("(DSF DSD64, converted to PCM) 24-bit 352800 Hz", "(DSF DSD128, converted to PCM) 24-bit 352800 Hz"):
+        assert line in player.log(), player.log()
     samples = np.frombuffer(got, dtype="<i2").reshape(-1, 2).astype(np.float64) / 32768
-    tone = float(track.title.split("(")[1].split()[0])  # the left channel's; the right's is 1.5 times it
-    for side, tone in enumerate((tone, 1.5 * tone)):
-        window = samples[rate:3 * rate, side]  # two seconds past the start: bins of 0.5 Hz, both tones on one
-        spectrum = np.abs(np.fft.rfft(window * np.hanning(len(window)))) / (len(window) / 4)
-        peak = (int(np.argmax(spectrum[1:])) + 1) / 2
-        level = 20 * np.log10(spectrum[int(2 * peak)])
-        print(f"channel {side}: peak at {peak} Hz, {level:+.2f} dBFS")
-        assert peak == tone, peak
-        assert abs(level - 20 * np.log10(0.5)) < 0.5, level
+    start = 0
+    for track, count in zip(tracks, frames):
+        tone = float(track.title.split("(")[1].split()[0])  # the left channel's; the right's is 1.5 times it
+        for side, tone in enumerate((tone, 1.5 * tone)):
+            window = samples[start + rate:start + 3 * rate, side]  # two seconds past the start: bins of 0.5 Hz
+            spectrum = np.abs(np.fft.rfft(window * np.hanning(len(window)))) / (len(window) / 4)
+            peak = (int(np.argmax(spectrum[1:])) + 1) / 2
+            level = 20 * np.log10(spectrum[int(2 * peak)])
+            print(f"{track.path.name} channel {side}: peak at {peak} Hz, {level:+.2f} dBFS")
+            assert peak == tone, peak
+            assert abs(level - 20 * np.log10(0.5)) < 0.5, level
+        start += count
 
 
 def play_dsd_natively(real_lms, start_player, tmp_path, tracks, *options, capture=True):  # noqa: ANN001, ANN201

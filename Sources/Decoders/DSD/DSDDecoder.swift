@@ -8,7 +8,8 @@ public struct DSDOutput: Equatable, Sendable {
     case dop
     /// Native DSD in one of ALSA's formats, for a device that takes it.
     case native(NativeDSDFormat)
-    /// Converted to 24-bit PCM at an eighth of the DSD rate.
+    /// Converted to 24-bit PCM at 352.8 kHz (384 kHz in the 48 kHz family), or half that for an
+    /// output that does not take it.
     case pcm
   }
 
@@ -16,10 +17,14 @@ public struct DSDOutput: Equatable, Sendable {
   /// The highest rate the output takes: a DoP or native frame rate above it is converted to PCM
   /// instead, as squeezelite does.
   public var maximumRate: Int
+  /// The highest PCM rate the output plays as it is: a conversion to PCM goes to half its usual
+  /// rate for an output below it.
+  public var maximumPCMRate: Int
 
-  public init(delivery: Delivery, maximumRate: Int = 384_000) {
+  public init(delivery: Delivery, maximumRate: Int = 384_000, maximumPCMRate: Int = 384_000) {
     self.delivery = delivery
     self.maximumRate = maximumRate
+    self.maximumPCMRate = maximumPCMRate
   }
 
   /// Without `-D`: PCM.
@@ -76,7 +81,7 @@ public final class DSDDecoder: AudioDecoder {
   private var frames: UnsafeMutablePointer<Int32>?
   private var stash: FrameStash?
   private var converter: DSDToPCM?
-  private var filters = (left: DSDToPCM.Channel(), right: DSDToPCM.Channel())
+  private var filters: (left: DSDToPCM.Channel, right: DSDToPCM.Channel)?
   /// Whether the next DoP frame carries the second marker.
   private var secondMarkerNext = false
   /// Each byte with its bits in reverse order (DSF's LSB-first bytes made MSB-first).
@@ -127,7 +132,14 @@ public final class DSDDecoder: AudioDecoder {
     let layout = header.layout
     dsfLastBlockBytes = header.lastBlockBytes
     let format = Self.outputFormat(for: layout, requested: requested)
-    if format.encoding == .pcm { converter = DSDToPCM() }  // its tables: 16 KiB, only for a track converted
+    if format.encoding == .pcm {
+      // Its tables (16 KiB at DSD64, as many more as the rate is higher) only for a track converted.
+      let converter = DSDToPCM(
+        multiple: layout.sampleRate / Self.dsd64Rate(of: layout),
+        bytesPerSample: layout.sampleRate / 8 / format.sampleRate)
+      filters = (converter.makeChannel(), converter.makeChannel())
+      self.converter = converter
+    }
     self.layout = layout
     self.format = format
     bytesPerChannelLeft = layout.bytesPerChannel
@@ -141,7 +153,9 @@ public final class DSDDecoder: AudioDecoder {
 
   /// DoP or native DSD as asked, at a frame rate the output takes; PCM otherwise.
   static func outputFormat(for layout: DSDStreamLayout, requested: DSDOutput) -> AudioFormat {
-    let pcm = AudioFormat(sampleRate: layout.sampleRate / 8, channels: layout.channels, bitsPerSample: 24)
+    let pcm = AudioFormat(
+      sampleRate: pcmRate(for: layout, maximumRate: requested.maximumPCMRate), channels: layout.channels,
+      bitsPerSample: 24)
     switch requested.delivery {
     case .pcm:
       return pcm
@@ -155,6 +169,18 @@ public final class DSDDecoder: AudioDecoder {
       return AudioFormat(
         sampleRate: rate, channels: layout.channels, bitsPerSample: 8 * native.bytesPerSample, encoding: .dsd(native))
     }
+  }
+
+  /// DSD64's rate in the layout's family: 2,822,400 (44.1 kHz) or 3,072,000 (48 kHz).
+  static func dsd64Rate(of layout: DSDStreamLayout) -> Int {
+    layout.sampleRate % 3_072_000 == 0 ? 3_072_000 : 2_822_400
+  }
+
+  /// PCM at 352.8 kHz (384 kHz) from any DSD rate; at half that for an output that does not take
+  /// it (the filter still keeps the fold 79 dB down there); lower is left to the output's `-R`.
+  static func pcmRate(for layout: DSDStreamLayout, maximumRate: Int) -> Int {
+    let full = dsd64Rate(of: layout) / 8
+    return full > maximumRate && full / 2 <= maximumRate ? full / 2 : full
   }
 
   // MARK: Audio
@@ -271,10 +297,10 @@ public final class DSDDecoder: AudioDecoder {
         frames[2 * f + 1] = Self.nativeSample(right, from: f * bytes, of: count, bytes: bytes)
       }
     case .pcm:
-      guard let converter else { return }
-      frameCount = count
-      converter.convert(left, count: count, channel: &filters.left, into: frames, stride: 2)
-      converter.convert(right, count: count, channel: &filters.right, into: frames + 1, stride: 2)
+      guard let converter, filters != nil else { return }
+      // In place: a copy of a channel's history would be copied again on its first write.
+      frameCount = converter.convert(left, count: count, channel: &filters!.left, into: frames, stride: 2)
+      converter.convert(right, count: count, channel: &filters!.right, into: frames + 1, stride: 2)
     }
     stash.emit(count: frameCount, format: format, to: output) { destination, first, n in
       destination.update(from: frames + 2 * first, count: 2 * n)

@@ -2,26 +2,32 @@
   import Glibc
 #endif
 
-/// DSD to PCM at an eighth of the DSD rate (DSD64 → 352.8 kHz), for outputs that take neither
-/// DoP nor native DSD: a linear-phase low-pass FIR over the 1-bit stream, evaluated once per
-/// output sample, that is once per DSD byte.
+/// DSD to 24-bit PCM, for outputs that take neither DoP nor native DSD: a linear-phase low-pass
+/// FIR over the 1-bit stream, evaluated once per output sample.
 ///
-/// The filter is `taps` long (16 bytes of history, 128 bits): a windowed sinc (Blackman) with
-/// its −6 dB point at 1/56 of the DSD rate (50.4 kHz for DSD64), so the audio band passes flat and
-/// the modulator's noise is down by the window's 70 dB and more where the decimation folds it.
-/// Because the input is bits, each byte of history contributes one of 256 sums, looked up:
-/// 16 lookups and adds per output sample and channel. A bit is +1 or −1 (full modulation is
-/// full scale); SACD's 0 dB, half modulation, lands at −6 dBFS.
+/// The filter is the same in hertz at every DSD rate: a windowed sinc (Blackman) with its −6 dB
+/// point at 50.4 kHz (54.9 kHz in the 48 kHz family), 128 taps at DSD64 and as many more as the
+/// rate is higher (`multiple` × 16 bytes of history). The audio band passes within 0.6 dB, and the
+/// modulator's noise is down by about 100 dB where a decimation to 352.8 kHz folds it onto the
+/// audio band, and by about 79 dB for 176.4 kHz. Because the input is bits, each byte of history
+/// contributes one of 256 sums, looked up: 16 × `multiple` lookups and adds per output sample
+/// and channel, one output sample every `bytesPerSample` DSD bytes. A bit is +1 or −1 (full
+/// modulation is full scale); SACD's 0 dB, half modulation, lands at −6 dBFS.
 struct DSDToPCM {
-  static let historyBytes = 16
-  static let taps = historyBytes * 8
+  /// The filter's span in bytes.
+  let historyBytes: Int
+  /// DSD bytes per output sample: the decimation over 8.
+  let bytesPerSample: Int
 
   /// `tables[j * 256 + b]`: the sum contributed by byte `b` sitting `j` bytes back.
   private let tables: [Float]
 
-  init() {
-    let taps = Self.taps
-    let cutoff = 1.0 / 56.0  // cycles per DSD sample
+  /// `multiple`: the DSD rate over DSD64's of its family (1, 2, 4…).
+  init(multiple: Int, bytesPerSample: Int) {
+    historyBytes = 16 * multiple
+    self.bytesPerSample = bytesPerSample
+    let taps = historyBytes * 8
+    let cutoff = 1.0 / (56.0 * Double(multiple))  // cycles per DSD sample
     var h = [Double](repeating: 0, count: taps)
     let centre = Double(taps - 1) / 2
     for t in 0..<taps {
@@ -32,8 +38,8 @@ struct DSDToPCM {
       h[t] = sinc * window
     }
     let sum = h.reduce(0, +)
-    var tables = [Float](repeating: 0, count: Self.historyBytes * 256)
-    for j in 0..<Self.historyBytes {
+    var tables = [Float](repeating: 0, count: historyBytes * 256)
+    for j in 0..<historyBytes {
       for b in 0..<256 {
         // Bit k from the LSB of the byte j back is the sample 8j + k before the newest one.
         var acc = 0.0
@@ -44,25 +50,41 @@ struct DSDToPCM {
     self.tables = tables
   }
 
-  /// One channel's filter state: the last `historyBytes` bytes, newest at `newest`.
+  /// One channel's filter state: the last `historyBytes` bytes, newest at `newest`, and the bytes
+  /// taken since its last output sample.
   struct Channel {
-    var history = [UInt8](repeating: 0x69, count: DSDToPCM.historyBytes)  // DSD silence
+    var history: [UInt8]
     var newest = 0
+    var sinceOutput = 0
   }
 
+  func makeChannel() -> Channel {
+    Channel(history: [UInt8](repeating: 0x69, count: historyBytes))  // DSD silence
+  }
+
+  /// Output samples that `count` more bytes make for `channel`.
+  func samples(after count: Int, for channel: Channel) -> Int { (channel.sinceOutput + count) / bytesPerSample }
+
   /// Converts `count` MSB-first DSD bytes of one channel into 24-bit samples, left-justified, at
-  /// `destination[0]`, `destination[stride]`, …
+  /// `destination[0]`, `destination[stride]`, …; returns how many.
+  @discardableResult
   func convert(
     _ bytes: UnsafePointer<UInt8>, count: Int, channel: inout Channel, into destination: UnsafeMutablePointer<Int32>,
     stride: Int
-  ) {
-    let span = Self.historyBytes
+  ) -> Int {
+    let span = historyBytes
+    let step = bytesPerSample
+    var written = 0
     tables.withUnsafeBufferPointer { tables in
       channel.history.withUnsafeMutableBufferPointer { history in
         var newest = channel.newest
+        var since = channel.sinceOutput
         for i in 0..<count {
           newest = newest == span - 1 ? 0 : newest + 1
           history[newest] = bytes[i]
+          since += 1
+          guard since == step else { continue }
+          since = 0
           var acc: Float = 0
           var slot = newest
           for j in 0..<span {
@@ -71,10 +93,13 @@ struct DSDToPCM {
           }
           let scaled = (acc * 8_388_607).rounded()
           let sample = Int32(max(-8_388_608, min(8_388_607, scaled)))
-          destination[i * stride] = sample << 8
+          destination[written * stride] = sample << 8
+          written += 1
         }
         channel.newest = newest
+        channel.sinceOutput = since
       }
     }
+    return written
   }
 }

@@ -119,6 +119,29 @@ import Testing
     #expect(whole.samples == Self.expectedDoP(channels))
   }
 
+  /// The same for DSDIFF: after a seek (LMS resends the header, then the file from a frame further
+  /// on to its end) the chunks after the audio come sooner than the header says, inside a group
+  /// and at any frame; they do not play. Read whole, byte by byte at the boundary or in odd
+  /// pieces, the audio ends where the stream's does; played whole, the file ends where its
+  /// samples do.
+  @Test(arguments: [("ID3 ", 1), ("DIIN", 7), ("COMT", 4096)])
+  func afterASeekTheChunksAfterDSDIFFAudioDoNotPlay(name: String, maxChunk: Int) throws {
+    let channels = Self.randomChannels(2, bytes: 4096 * 3 + 1001, seed: 18)
+    let tag = Array(name.utf8) == Array("ID3 ".utf8) ? Array("ID3".utf8) + [4, 0, 0, 0, 0, 0, 40] : []
+    let trailing: [(String, [UInt8])] = [(name, tag + Array(repeating: 0x4D, count: 77)), ("MANF", [1, 2, 3, 4])]
+    let file = DSDFiles.dff(channels, trailing: trailing)
+    let whole = try decodeAll(DSDDecoder(output: Self.dop), file, seed: 2, maxChunk: maxChunk)
+    #expect(whole.samples == Self.expectedDoP(channels))
+    var trailingBytes = 0
+    for (_, body) in trailing { trailingBytes += 12 + body.count + body.count % 2 }
+    let audioStart = file.count - (4096 * 3 + 1001) * 2 - trailingBytes
+    let skippedFrames = 1234
+    let seeked = Array(file[0..<audioStart]) + Array(file[(audioStart + 2 * skippedFrames)...])
+    let run = try decodeAll(DSDDecoder(output: Self.dop), seeked, seed: 3, maxChunk: maxChunk)
+    #expect(run.finished)
+    #expect(run.samples == Self.expectedDoP(channels.map { Array($0[skippedFrames...]) }))
+  }
+
   /// Header fields at the edges of what the guards allow: each refused with its reason.
   @Test func hostileHeaderFieldsAreRefused() throws {
     let channels = Self.randomChannels(2, bytes: 512, seed: 17)

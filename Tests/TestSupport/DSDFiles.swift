@@ -50,7 +50,10 @@ public enum DSDFiles {
   }
 
   /// A DSDIFF file: one byte per channel in turn, MSB first, with the usual property chunks.
-  public static func dff(_ channels: Channels, rate: Int = dsd64, compression: String = "DSD ") -> [UInt8] {
+  /// A DSDIFF file; `trailing` chunks (name and body) after the audio, as taggers write them.
+  public static func dff(
+    _ channels: Channels, rate: Int = dsd64, compression: String = "DSD ", trailing: [(String, [UInt8])] = []
+  ) -> [UInt8] {
     func chunk(_ id: String, _ body: [UInt8]) -> [UInt8] {
       Array(id.utf8) + be(UInt64(body.count), 8) + body + (body.count % 2 == 1 ? [0] : [])
     }
@@ -63,7 +66,8 @@ public enum DSDFiles {
     prop += chunk("ABSS", be(0, 8))
     var interleaved: [UInt8] = []
     for i in 0..<channels[0].count { for channel in channels { interleaved.append(channel[i]) } }
-    let body = Array("DSD ".utf8) + chunk("FVER", be(0x0105_0000, 4)) + chunk("PROP", prop) + chunk("DSD ", interleaved)
+    var body = Array("DSD ".utf8) + chunk("FVER", be(0x0105_0000, 4)) + chunk("PROP", prop) + chunk("DSD ", interleaved)
+    for (id, content) in trailing { body += chunk(id, content) }
     return Array("FRM8".utf8) + be(UInt64(body.count), 8) + body
   }
 

@@ -213,6 +213,20 @@ public final class DSDDecoder: AudioDecoder {
         bytesPerChannelLeft = perChannel
       }
     }
+    if case .dff = layout.container {
+      switch trailingChunk(in: group, count: perChannel * layout.channels, channels: layout.channels, input: input) {
+      case .needsMore: return .needsInput
+      case .found(let start):
+        perChannel = start / layout.channels
+        bytesPerChannelLeft = perChannel
+        if perChannel == 0 {
+          groupFill = 0
+          stage = .trailing  // the chunk begins the group: the rest of the stream is dropped
+          return .decoded
+        }
+      case .none: break
+      }
+    }
     groupFill = 0
     guard perChannel > 0 else {
       stage = .ended  // the stream ended: what was left is less than a frame
@@ -223,6 +237,22 @@ public final class DSDDecoder: AudioDecoder {
     separate(layout, bytesPerChannel: perChannel)
     emit(bytesPerChannel: perChannel, to: output)
     return .decoded
+  }
+
+  /// A DSDIFF chunk after the audio, in the group just read (see `DSDIFFTrailingChunk`); the
+  /// ring is only peeked, so a group looked at again after `needsMore` is looked at whole.
+  private func trailingChunk(
+    in group: UnsafeMutablePointer<UInt8>, count: Int, channels: Int, input: StreamInput
+  ) -> DSDIFFTrailingChunk.Search {
+    let atEnd = input.hasEnded  // sampled before the peek: a short peek after it is all there is
+    var following: (UInt64, UInt64) = (0, 0)
+    return withUnsafeMutableBytes(of: &following) { raw in
+      let seen = input.ring.peek(
+        into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<DSDIFFTrailingChunk.headerPrefix]))
+      let next = UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: seen)
+      return DSDIFFTrailingChunk.search(
+        UnsafeBufferPointer(start: group, count: count), channels: channels, following: next, atEnd: atEnd)
+    }
   }
 
   /// Bytes of each channel in the group just read: a whole group, or what a short last one holds,

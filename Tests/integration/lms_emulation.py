@@ -44,8 +44,10 @@ log = logging.getLogger("lms_emulation")
 
 LMS_VERSION = "7.9.1"
 SERVER_HEADER = f"Logitech Media Server ({LMS_VERSION} - TRUNK)"
-CONTENT_TYPES = {"flc": "audio/x-flac", "mp3": "audio/mpeg", "wav": "audio/x-wav"}
-STREAM_CONTENT_TYPES = {"flac": "audio/x-flac", "mp3": "audio/mpeg", "pcm": "audio/x-pcm", "wav": "audio/x-wav"}
+CONTENT_TYPES = {"flc": "audio/x-flac", "mp3": "audio/mpeg", "wav": "audio/x-wav", "dsf": "audio/x-dsf",
+                 "dff": "audio/x-dff"}
+STREAM_CONTENT_TYPES = {"flac": "audio/x-flac", "mp3": "audio/mpeg", "pcm": "audio/x-pcm", "wav": "audio/x-wav",
+                        "dsf": "audio/x-dsf", "dff": "audio/x-dff"}
 # strm pcm codes (slimproto.md §8)
 PCM_SIZE_CODES = {8: b"0", 16: b"1", 24: b"2", 32: b"3"}
 PCM_RATE_CODES = {
@@ -84,7 +86,7 @@ class Track:
     artist: str
     album: str
     duration: float
-    type: str  # LMS content type: flc, mp3, wav
+    type: str  # LMS content type: flc, mp3, wav, dsf, dff
     filesize: int
     url: str
     coverid: str
@@ -106,6 +108,8 @@ class Track:
             kind, info = "mp3", _probe_mp3(path)
         elif suffix == ".wav":
             kind, info = "wav", _probe_wav(path)
+        elif suffix in (".dsf", ".dff"):
+            kind, info = suffix[1:], _probe_dsd(path)
         else:
             raise ValueError(f"unsupported media file {path}")
         return cls(
@@ -113,6 +117,31 @@ class Track:
             duration=info.total_samples / info.sample_rate, type=kind, filesize=path.stat().st_size,
             url=path.as_uri(), coverid=f"{zlib.crc32(str(path).encode()):08x}", tracknum=tracknum, info=info,
         )
+
+
+def _probe_dsd(path: Path) -> AudioInfo:
+    """A DSF or DSDIFF file as dsd_files.py writes them: its DSD rate, and its length in bits per
+    channel (`total_samples`)."""
+    data = path.read_bytes()
+    if data[:4] == b"DSD ":
+        channels, rate = struct.unpack("<II", data[52:60])
+        total = struct.unpack("<Q", data[64:72])[0]
+        return AudioInfo(sample_rate=rate, channels=channels, bits=1, total_samples=total)
+    if data[:4] == b"FRM8":
+        def chunks(start: int, end: int):  # noqa: ANN202
+            while start + 12 <= end:
+                size = int.from_bytes(data[start + 4:start + 12], "big")
+                yield data[start:start + 4], start + 12, size
+                start += 12 + size + size % 2
+
+        found = {ident: (body, size) for ident, body, size in chunks(16, len(data))}
+        prop, prop_size = found[b"PROP"]
+        properties = {ident: body for ident, body, _ in chunks(prop + 4, prop + prop_size)}  # after "SND "
+        rate = int.from_bytes(data[properties[b"FS  "]:][:4], "big")
+        channels = int.from_bytes(data[properties[b"CHNL"]:][:2], "big")
+        total = found[b"DSD "][1] // channels * 8
+        return AudioInfo(sample_rate=rate, channels=channels, bits=1, total_samples=total)
+    raise ValueError(f"{path}: not a DSF or DSDIFF file")
 
 
 def _probe_flac(path: Path) -> AudioInfo:
@@ -697,6 +726,8 @@ class EmulatedLMS(LoopbackServer):
             return b"f????", "flac"
         if track.type == "mp3":
             return b"m????", "mp3"
+        if track.type in ("dsf", "dff"):
+            return b"d????", track.type  # sent as it is
         # LMS takes the first format in the player's list it can convert WAV to: flc (transcode) or pcm.
         preferred = [token for token in state.capabilities if token in ("flc", "pcm")]
         choice = self.wav_format or (preferred[0] if preferred else "flc")
@@ -1190,6 +1221,8 @@ def _stream_source(track: Track, ext: str, offset: int) -> AsyncIterator[bytes] 
         start = info.data_offset + min(offset, info.total_samples) * frame_bytes
         return _file_chunks(track.path, start, info.data_offset + info.data_size)
     if ext == "wav" and track.type == "wav" and offset == 0:
+        return _file_chunks(track.path, 0, track.filesize)
+    if ext in ("dsf", "dff") and track.type == ext and offset == 0:
         return _file_chunks(track.path, 0, track.filesize)
     if ext == "mp3" and track.type == "mp3":
         frame = min(offset // info.samples_per_frame, len(info.frame_offsets) - 1) if offset else 0

@@ -113,6 +113,48 @@ def test_a_track_cut_short_as_the_server_sends_the_next_one_continues_from_the_c
     compare_with_reference(media, files, capture, player, timeout=30)
 
 
+def test_dsd_as_dop_continues_from_the_cache_bit_for_bit(lms_factory, start_player, tmp_path):
+    """DSD offline (on the emulation: LMS 7.9.1 here cannot scan DSD files, see test_real_lms.py, so it
+    never lists one in a queue): a DSF, a DSDIFF and a DSF track, sent as they are (`strm d`), are
+    cached as they are; the server is killed in the first one and the cache plays on, as DoP (`-D`):
+    the whole capture (`-a 32`) equals the DoP frames of the three files' bits, markers alternating
+    on across the handoff and the tracks."""
+    import dsd_files
+    import numpy as np
+
+    bits = [dsd_files.modulate(seconds, dsd_files.DSD64, (f, 1.5 * f))
+            for seconds, f in ((3.0, 345.0), (2.5, 445.0), (2.0, 545.0))]
+    files = []
+    for number, (channels, suffix) in enumerate(zip(bits, ("dsf", "dff", "dsf"))):
+        path = tmp_path / f"dsd-{number}.{suffix}"
+        (dsd_files.write_dsf if suffix == "dsf" else dsd_files.write_dff)(path, channels, dsd_files.DSD64)
+        files.append(path)
+    reference = dsd_files.dop_frames(np.concatenate(bits, axis=1))
+    lms = lms_factory(volume=50)
+    lms.load(MAC, files)
+    player = start_player(
+        "-s", f"127.0.0.1:{lms.port}", "--lms-port", str(lms.http_port), "-m", MAC, "-o", "-", "-a", "32", "-D",
+        "--cache-dir", str(tmp_path / "cache"), "-d", "cache=debug", "-d", "lms=info", "-d", "stream=info",
+        capture=True)
+    capture = Capture(player.process.stdout, bytes_per_second=176400 * 8)
+    assert lms.wait_for(lambda: lms.client(MAC), timeout=5), player.log()
+    lms.stream_rate = 800_000  # a little faster than DSD64's 705,600 bytes a second
+    lms.play(MAC, 0)
+    assert lms.wait_for(lambda: cached_count(tmp_path) == len(files), timeout=20), player.log()
+    assert lms.wait_for(lambda: "STMs" in lms.stat_events(), timeout=10), player.log()
+    time.sleep(1.0)
+    lms.stop()
+    assert wait_for_log(player, "continues from the cache", timeout=10), player.log()
+    got = capture.wait_for_length(len(reference), timeout=30)
+    time.sleep(0.5)
+    got = capture.bytes()
+    mismatch = next((i for i in range(0, min(len(got), len(reference)), 8) if got[i:i + 8] != reference[i:i + 8]), None)
+    print(f"captured {len(got)} bytes, reference {len(reference)}, first difference at byte {mismatch}")
+    assert len(got) == len(reference), player.log()
+    assert got == reference, player.log()
+    assert "(DSDIFF DSD64, DoP) 24-bit 176400 Hz" in player.log(), player.log()
+
+
 def test_server_killed_with_the_current_track_not_cached_plays_the_buffer_then_the_next_cached_track(
     lms_factory, start_player, media, tmp_path
 ):

@@ -56,3 +56,43 @@ def test_the_power_script_starts_with_default_signal_handling(server, start_play
             bit = 1 << (signal_number - 1)
             assert int(masks["SigBlk"], 16) & bit == 0, (written.name, masks)
             assert int(masks["SigIgn"], 16) & bit == 0, (written.name, masks)
+
+
+def test_gpio_relay_follows_the_real_lms_power(real_lms, start_player, tmp_path, monkeypatch):
+    """`-G 0:17:L`: the line is requested as an active-low output, off, at start (before the server
+    is reached), then set on and off as LMS 7.9.1 powers the player on and off, once per change. This
+    machine has no GPIO chip: the kernel's GPIO character device is played by a preloaded fake
+    (fakes/gpio_uapi.c) that logs each request and value the player's ioctls carry."""
+    import subprocess
+    from pathlib import Path
+
+    fake = tmp_path / "gpio_uapi.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-o", str(fake),
+                    str(Path(__file__).parent / "fakes" / "gpio_uapi.c"), "-ldl"], check=True)
+    log = tmp_path / "gpio.log"
+    monkeypatch.setenv("LD_PRELOAD", str(fake))
+    monkeypatch.setenv("FAKE_GPIO_LOG", str(log))
+    mac = "02:11:22:33:44:97"
+
+    def events() -> list[str]:
+        return [line.split(" ", 1)[1] for line in log.read_text().splitlines()] if log.exists() else []
+
+    player = start_player("-s", real_lms.addr, "-m", mac, "-o", "null", "-G", "0:17:L", "--control", "off",
+                          "--lms-port", str(real_lms.http_port), "--no-offline", "-d", "slimproto=info")
+    real_lms.wait_player(mac, timeout=20)
+    assert events()[:2] == ["open /dev/gpiochip0", "request lines=1 line=17 flags=output,active-low consumer=slimplay"]
+    # LMS powers a player on as it connects.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and events()[2:] != ["set mask=1 value=1"]:
+        time.sleep(0.05)
+    assert events()[2:] == ["set mask=1 value=1"], (events(), player.log())
+    for power, value in (("0", 0), ("1", 1), ("0", 0)):
+        before = len(events())
+        real_lms.rpc(mac, ["power", power])
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(events()) == before:
+            time.sleep(0.05)
+        assert events()[before:] == [f"set mask=1 value={value}"], (power, events(), player.log())
+    time.sleep(1.0)
+    assert len(events()) == 6, "each change switches the line once"
+    assert "GPIO relay off" in player.log()

@@ -80,6 +80,20 @@ import Testing
     #expect(first?.format == decoder.format)
   }
 
+  /// `offset`, or past it when it falls inside an Ogg page's header (the 27 bytes and a segment
+  /// table of up to 255): the Ogg decoders do not read towards a page whose header is incomplete
+  /// (it may begin a chained link's headers), so a stream stalled there decodes nothing more until
+  /// it goes on or ends, by design. Where the noise makes the encoder put the pages varies.
+  static func cutOutsideOggPageHeaders(_ bytes: [UInt8], near offset: Int) -> Int {
+    let capture = Array("OggS".utf8)
+    for start in stride(from: offset, through: max(0, offset - 282), by: -1)
+    where start + 27 <= bytes.count && Array(bytes[start..<start + 4]) == capture {
+      let headerEnd = start + 27 + Int(bytes[start + 26])  // the segment table's length is byte 26
+      return max(offset, headerEnd + 1)
+    }
+    return offset
+  }
+
   /// With the stream open and the ring empty a decoder says so and returns; it never waits.
   @Test(arguments: codecs)
   func partialInputNeedsInputInsteadOfBlocking(codec: Codec) throws {
@@ -91,7 +105,8 @@ import Testing
     output.beginTrack(id: 1)
     #expect(try decoder.decode(from: input, to: output) == .needsInput)  // nothing at all yet
 
-    _ = bytes.withUnsafeBytes { input.ring.write(UnsafeRawBufferPointer(rebasing: $0[0..<(bytes.count / 2)])) }
+    let half = Self.cutOutsideOggPageHeaders(bytes, near: bytes.count / 2)
+    _ = bytes.withUnsafeBytes { input.ring.write(UnsafeRawBufferPointer(rebasing: $0[0..<half])) }
     var needsInput = 0
     for _ in 0..<100_000 where needsInput < 3 {
       needsInput = try decoder.decode(from: input, to: output) == .needsInput ? needsInput + 1 : 0
@@ -99,7 +114,7 @@ import Testing
     #expect(needsInput == 3)
     let framesAtHalf = output.bufferedFrames
     // The rest arrives; the stream ends; everything is decoded.
-    _ = bytes.withUnsafeBytes { input.ring.write(UnsafeRawBufferPointer(rebasing: $0[(bytes.count / 2)...])) }
+    _ = bytes.withUnsafeBytes { input.ring.write(UnsafeRawBufferPointer(rebasing: $0[half...])) }
     input.markEnded()
     var samples: [Int32] = []
     try Self.finish(decoder, input, output, into: &samples)

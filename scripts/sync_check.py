@@ -5,6 +5,7 @@ PulseAudio sink, both recorded in one 4-channel stream, and the offset between t
 sample: at the start, after `--minutes` of play, after a pause and resume, after a skip.
 
     scripts/sync-check [--minutes 10] [--rounds 1] [--pairs all] [--json FILE] [--binary PATH]
+                       [--slimplay-options '-a 40:4'] [--squeezelite-options '...']
 
 Pairs (master first): squeezelite+squeezelite (the reference), squeezelite+slimplay,
 slimplay+squeezelite, slimplay+slimplay. The server runs on its own address (127.0.0.9, state in
@@ -40,6 +41,8 @@ def main() -> int:
     parser.add_argument("--pairs", default="all", help="comma-separated keys of " + ", ".join(PAIRS))
     parser.add_argument("--json", type=Path, help="write every reading here")
     parser.add_argument("--binary", help="the slimplay binary (default: the build's)")
+    parser.add_argument("--slimplay-options", default="", help="extra options for slimplay, e.g. '-a 40:4'")
+    parser.add_argument("--squeezelite-options", default="", help="extra options for squeezelite")
     parser.add_argument("--out", type=Path, default=Path("/tmp/slimplay-sync-check"), help="work folder")
     args = parser.parse_args()
     binary = args.binary or binary_path()
@@ -55,7 +58,9 @@ def main() -> int:
             for key in keys:
                 started = time.monotonic()
                 result = run_pair(lms, PAIRS[key], library.tracks("Long FLAC"),
-                                  args.out / f"{key}-{round_number}", binary, long_minutes=args.minutes)
+                                  args.out / f"{key}-{round_number}", binary, long_minutes=args.minutes,
+                                  options={"slimplay": tuple(args.slimplay_options.split()),
+                                           "squeezelite": tuple(args.squeezelite_options.split())})
                 print(f"[round {round_number}] {result.label} ({time.monotonic() - started:.0f} s)", flush=True)
                 for phase in result.phases:
                     print("   ", phase.summary(), flush=True)

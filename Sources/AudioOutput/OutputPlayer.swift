@@ -237,7 +237,9 @@ public final class OutputPlayer: @unchecked Sendable {
     if schedule != nil { keepSchedule() }
     if silenceFrames > 0 {
       let frames = min(silenceFrames, silence.count / 2, device.chunkFrames)
-      guard ensureOpen(rate: device.isOpen ? device.sampleRate : 44100, nativeDSD: carried.nativeDSD) else { return }
+      // A closed device reopens for the current track's DSD at its rate; PCM's silence at any rate.
+      let rate = device.isOpen || carried.isBitstream ? device.sampleRate : 44100
+      guard ensureOpen(rate: rate, nativeDSD: carried.nativeDSD) else { return }
       if let written = writeSilence(frames: frames) { silenceFrames -= written }
       return
     }

@@ -78,16 +78,17 @@ class SyncRig(PulseServer):
 
 
 def launch_player(kind: str, index: int, mac: str, rig: SyncRig, server: str, lms_port: int, folder: Path,
-                  binary: str) -> tuple[subprocess.Popen, Path]:
-    """Starts slimplay or squeezelite (Debian's) on `-o pulse` into the rig's sink `index`."""
+                  binary: str, extra: tuple[str, ...] = ()) -> tuple[subprocess.Popen, Path]:
+    """Starts slimplay or squeezelite (Debian's) on `-o pulse` into the rig's sink `index`, with
+    `extra` options (both take squeezelite's)."""
     log = folder / f"{kind}-{index}.log"
     if kind == "squeezelite":
         args = [SQUEEZELITE, "-s", server, "-m", mac, "-n", f"sync-{kind}-{index}", "-o", "pulse",
-                "-d", "output=info"]
+                "-d", "output=info", *extra]
     else:
         args = [binary, "-s", server, "-m", mac, "-n", f"sync-{kind}-{index}", "-o", "pulse",
                 "--lms-port", str(lms_port), "--state-dir", str(folder / f"state-{index}"),
-                "--control", "off", "-d", "stream=info"]
+                "--control", "off", "-d", "stream=info", *extra]
     process = subprocess.Popen(args, env=rig.player_env(index), stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=open(log, "ab"))  # noqa: SIM115
     return process, log
@@ -221,11 +222,12 @@ class PairResult:
 
 
 def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *,  # noqa: ANN001
-             phase_seconds: float = 9.0, long_minutes: float = 0.0, play_delay_ms: tuple[int, int] = (0, 0)
-             ) -> PairResult:
+             phase_seconds: float = 9.0, long_minutes: float = 0.0, play_delay_ms: tuple[int, int] = (0, 0),
+             options: dict[str, tuple[str, ...]] | None = None) -> PairResult:
     """One pair in one sync group on `lms` (a real_lms.RealLMS), `tracks` in order (repeated as a
     loop). Phases: start, (after `long_minutes` of play,) after pause/resume, after a skip.
-    `play_delay_ms`: LMS's per-player delay setting (playDelay), which starts that player earlier."""
+    `play_delay_ms`: LMS's per-player delay setting (playDelay), which starts that player earlier.
+    `options`: extra options by kind ("slimplay", "squeezelite")."""
     folder.mkdir(parents=True, exist_ok=True)
     rig = SyncRig(folder / "pulse").start()
     macs = tuple(f"02:5c:00:00:{index:02x}:{0x51 if kind == 'squeezelite' else 0x50:02x}"
@@ -234,7 +236,8 @@ def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *, 
     result = PairResult(kinds)
     try:
         for index, (kind, mac) in enumerate(zip(kinds, macs)):
-            processes.append(launch_player(kind, index, mac, rig, lms.addr, lms.http_port, folder, binary))
+            processes.append(launch_player(kind, index, mac, rig, lms.addr, lms.http_port, folder, binary,
+                                           (options or {}).get(kind, ())))
         for mac in macs:
             lms.wait_player(mac, timeout=30)
         for mac, delay in zip(macs, play_delay_ms):

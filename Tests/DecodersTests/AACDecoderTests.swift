@@ -82,6 +82,25 @@ import Testing
     expectBitExact(run.samples, signedSamples(dir.read("ref.raw"), bytes: 3), channels: 2, shift: 8)
   }
 
+  /// ADTS at 22.05 kHz, as low-rate AAC radio comes: libfaad takes it for implicitly signalled
+  /// SBR (HE-AAC's spectral band replication) and runs its SBR stage, twice the rate and 2048
+  /// frames per packet. Everything faad decodes, at 44.1 kHz, whatever the network's pieces (no
+  /// HE-AAC encoder in Debian: this is the rate-doubling path such streams take).
+  @Test(arguments: [UInt64(3), 4])
+  func lowRateADTSPlaysThroughLibfaadsSBRStageAtTwiceTheRate(seed: UInt64) throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 22050 -c 2 -b 16 x.wav synth 2.5 sine 440 pinknoise vol 0.3")
+    dir.run("ffmpeg -v error -y -i x.wav -c:a aac -b:a 64k -f adts x.aac")
+    dir.run("faad -q -b 2 -f 2 -o ref.raw x.aac")
+    let reference = signedSamples(dir.read("ref.raw"), bytes: 3)
+    // faad's own output: 2048 frames a packet, at 44.1 kHz (2.5 s of source).
+    #expect(reference.count % (2 * 2048) == 0 && reference.count / 2 > 44100 * 2)
+    let run = try decodeAll(try AACDecoder(), dir.read("x.aac"), seed: seed, maxChunk: 500)
+    #expect(run.finished)
+    expectBitExact(run.samples, reference, channels: 2, shift: 8)
+    #expect(run.boundaries.first?.format.sampleRate == 44100)
+  }
+
   @Test func notAACIsRejected() throws {
     #expect(throws: DecodeError.self) { try decodeAll(try AACDecoder(), Array(repeating: 0x41, count: 5000)) }
   }

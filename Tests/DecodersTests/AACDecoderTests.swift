@@ -101,6 +101,37 @@ import Testing
     #expect(run.boundaries.first?.format.sampleRate == 44100)
   }
 
+  /// HE-AAC in MP4, signalled as iTunes-style files are: ffmpeg's 22.05 kHz AAC-LC with the
+  /// AudioSpecificConfig's SBR extension switched on (sbrPresentFlag 1, output at 44.1 kHz), so
+  /// libfaad runs its SBR stage and faad reports "HE AAC, 44100 Hz" (Debian has no HE-AAC
+  /// encoder to make the SBR payload itself). The edit list's priming and padding, in the
+  /// 22.05 kHz timescale, are trimmed at twice the rate: the decode equals faad's, whose dropped
+  /// first packet (2048 frames) is the priming, for exactly twice the source's length.
+  @Test(arguments: [UInt64(5), 6])
+  func heAACInMP4IsTrimmedAtTheDoubledRate(seed: UInt64) throws {
+    let dir = TempDir()
+    dir.run("sox -n -r 22050 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.3")
+    dir.run("ffmpeg -v error -y -i x.wav -c:a aac -b:a 64k -movflags +faststart lc.m4a")
+    var file = dir.read("lc.m4a")
+    // DecoderSpecificInfo: AAC LC, 22.05 kHz, stereo, then the SBR sync extension (0x2B7, type 5)
+    // with its sbrPresentFlag 0 and padding; set: sbrPresentFlag 1, extension rate index 4 (44.1 kHz).
+    let specific: [UInt8] = [0x05, 0x80, 0x80, 0x80, 0x05, 0x13, 0x90, 0x56, 0xE5, 0x00]
+    let at = (0...(file.count - specific.count)).first { Array(file[$0..<$0 + specific.count]) == specific }
+    let found = try #require(at)
+    file[found + specific.count - 1] = 0xA0
+    dir.write("he.m4a", file)
+    dir.run("faad -i he.m4a 2> info.txt; faad -q -b 2 -f 2 -o ref.raw he.m4a")
+    #expect(String(decoding: dir.read("info.txt"), as: UTF8.self).contains("HE AAC"))
+    #expect(priming(dir, "lc.m4a") == 1024)
+    let sourceFrames = wavData(dir.read("x.wav")).count / 4
+    let faad = signedSamples(dir.read("ref.raw"), bytes: 3)
+    let expected = Array(faad[0..<(2 * 2 * sourceFrames)])
+    let run = try decodeAll(try AACDecoder(), file, seed: seed, maxChunk: 2500)
+    #expect(run.finished)
+    expectBitExact(run.samples, expected, channels: 2, shift: 8)
+    #expect(run.boundaries.map(\.format) == [AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 24)])
+  }
+
   @Test func notAACIsRejected() throws {
     #expect(throws: DecodeError.self) { try decodeAll(try AACDecoder(), Array(repeating: 0x41, count: 5000)) }
   }

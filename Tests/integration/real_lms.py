@@ -80,6 +80,10 @@ ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
     # table's last duration ends the audio where the source did: gapless.
     "AAC": ("aac", [TrackSpec(s, f, r) for s, f, r in zip(
         (16, 7.5, 9.3, 8), ("315", "415", "515", "615"), (44100, 44100, 48000, 44100))]),
+    # HE-AAC in MP4, signalled as iTunes-style files are: ffmpeg's AAC-LC at a 22.05 and a 24 kHz core,
+    # its AudioSpecificConfig's SBR extension switched on (no HE-AAC encoder in Debian), so that libfaad
+    # runs its SBR stage at 44.1 and 48 kHz; `rate` is the core's.
+    "HE-AAC": ("he-aac", [TrackSpec(20, "365", 22050), TrackSpec(6.2, "465", 24000), TrackSpec(8, "565", 22050)]),
     # ffmpeg's Apple Lossless in MP4: 16-bit 44.1 kHz, 24-bit 96 kHz, 16-bit 48 kHz.
     "ALAC": ("alac", [TrackSpec(s, f, r, b) for s, f, r, b in zip(
         (16, 9, 7.7, 8), ("325", "425", "525", "625"), (44100, 96000, 48000, 44100), (16, 24, 16, 16))]),
@@ -159,8 +163,8 @@ class Track:
     title: str
     path: Path  # the file LMS scans
     master: Path  # the WAV it was encoded from (outside the music folder)
-    kind: str  # "flac", "mp3-cbr", "mp3-vbr", "ogg", "aac", "alac", "dsd"
-    rate: int  # the DSD rate for DSD
+    kind: str  # "flac", "mp3-cbr", "mp3-vbr", "ogg", "aac", "he-aac", "alac", "dsd"
+    rate: int  # the DSD rate for DSD, the AAC core's for HE-AAC
     bits: int
     seconds: float
     damage: str = ""  # see TrackSpec
@@ -169,12 +173,12 @@ class Track:
     def reference_bits(self) -> int:
         """The width of its reference decode: the file's, but 24 for AAC (libfaad's 24-bit output)
         and 32 for DSD (DoP frames, as written with `-a 32`)."""
-        return {"aac": 24, "dsd": 32}.get(self.kind, self.bits)
+        return {"aac": 24, "he-aac": 24, "dsd": 32}.get(self.kind, self.bits)
 
     @property
     def output_rate(self) -> int:
-        """The rate it plays at: DoP's, a sixteenth of the DSD rate, for DSD."""
-        return self.rate // 16 if self.kind == "dsd" else self.rate
+        """The rate it plays at: DoP's, a sixteenth of the DSD rate, for DSD; twice the core's for HE-AAC."""
+        return {"dsd": self.rate // 16, "he-aac": 2 * self.rate}.get(self.kind, self.rate)
 
     @property
     def url(self) -> str:
@@ -199,14 +203,17 @@ class Track:
                 _run("sox", str(self.master), "-t", "raw", str(partial))
             elif self.kind == "dsd":
                 partial.write_bytes(dsd_files.dop_frames(np.load(self.master)))
-            elif self.kind == "aac":
+            elif self.kind in ("aac", "he-aac"):
+                # HE-AAC: priming, length and faad's dropped first packet all at twice the core's rate.
+                scale = 2 if self.kind == "he-aac" else 1
                 _run("faad", "-q", "-b", "2", "-f", "2", "-o", str(partial), str(self.path))
                 priming = -int(subprocess.run(
                     ["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "packet=pts", "-of",
                      "default=nw=1:nk=1", str(self.path)], check=True, capture_output=True, text=True).stdout.split()[0])
                 frames = int(subprocess.run(["soxi", "-s", str(self.master)], check=True, capture_output=True,
                                             text=True).stdout)
-                start = (priming - 1024) * 6
+                start = scale * (priming - 1024) * 6
+                frames *= scale
                 decoded = partial.read_bytes()
                 assert start >= 0 and len(decoded) >= start + frames * 6, (self.path, priming, len(decoded))
                 partial.write_bytes(decoded[start:start + frames * 6])
@@ -215,6 +222,19 @@ class Track:
                     subprocess.run(["mpg123", "-q", "-s", str(self.path)], check=True, stdout=out)
             partial.rename(target)
         return target.read_bytes()
+
+
+def signal_sbr(path: Path, output_rate: int) -> None:
+    """Switches on the SBR extension of an ffmpeg AAC-LC MP4's AudioSpecificConfig (in place, the same
+    size): ffmpeg writes the backward-compatible extension (sync 0x2B7, type 5) with sbrPresentFlag 0;
+    set to 1 with the extension's rate, the file is HE-AAC as iTunes-style files signal it."""
+    data = bytearray(path.read_bytes())
+    rates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
+    found = [i for i in range(len(data) - 10)
+             if data[i:i + 5] == b"\x05\x80\x80\x80\x05" and data[i + 7:i + 10] == b"\x56\xe5\x00"]
+    assert len(found) == 1, (path, found)
+    data[found[0] + 9] = 0x80 | rates.index(output_rate) << 3
+    path.write_bytes(data)
 
 
 class MusicLibrary:
@@ -229,7 +249,7 @@ class MusicLibrary:
         self.streams = root / "streams"
         self.albums: dict[str, list[Track]] = {}
         for album, (kind, specs) in ALBUMS.items():
-            ext = {"flac": "flac", "ogg": "ogg", "aac": "m4a", "alac": "m4a"}.get(kind, "mp3")
+            ext = {"flac": "flac", "ogg": "ogg", "aac": "m4a", "he-aac": "m4a", "alac": "m4a"}.get(kind, "mp3")
             slug = album.replace(" ", "_")
             self.albums[album] = [
                 Track(album, n, title := f"{album} Track {n} ({spec.freq} Hz)",
@@ -280,10 +300,10 @@ class MusicLibrary:
             _run("flac", "-s", "-f", "-T", f"ARTIST={ARTIST}",
                  "-T", f"ALBUM={track.album}", "-T", f"TITLE={track.title}", "-T", f"TRACKNUMBER={track.number}",
                  "-o", str(partial), str(track.master))
-        elif track.kind in ("aac", "alac"):
+        elif track.kind in ("aac", "he-aac", "alac"):
             # No noise substitution, as in iTunes' encoder: with it a decode that starts mid-track
             # (after a seek) differs from the whole decode in the substituted bands (other noise).
-            codec = ["-c:a", "aac", "-aac_pns", "0", "-b:a", "192k"] if track.kind == "aac" else ["-c:a", "alac"]
+            codec = ["-c:a", "aac", "-aac_pns", "0", "-b:a", "192k"] if track.kind != "alac" else ["-c:a", "alac"]
             if track.bits == 24:
                 codec += ["-sample_fmt", "s32p"]
             _run("ffmpeg", "-v", "error", "-y", "-i", str(track.master), *codec, "-movflags", "+faststart",
@@ -296,6 +316,8 @@ class MusicLibrary:
             quality = ["-b", "320"] if track.kind == "mp3-cbr" else ["-V2"]
             _run("lame", "--quiet", *quality, "--tt", track.title, "--ta", ARTIST, "--tl", track.album,
                  "--tn", str(track.number), str(track.master), str(partial))
+        if track.kind == "he-aac":
+            signal_sbr(partial, 2 * spec.rate)
         if spec.damage:
             damage_file(partial, spec.damage)
         partial.rename(track.path)

@@ -577,7 +577,7 @@ def test_partition_longer_than_lms_forgets_a_player(real_lms, start_player, tmp_
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("album", ["Ogg Vorbis", "AAC", "ALAC"])
+@pytest.mark.parametrize("album", ["Ogg Vorbis", "AAC", "HE-AAC", "ALAC"])
 def test_a_partition_inside_a_track_decoded_here_continues_from_its_cached_copy(
     real_lms, start_player, tmp_path, album
 ):

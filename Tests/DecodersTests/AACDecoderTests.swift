@@ -16,6 +16,21 @@ import Testing
     return -(text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) } ?? 0)
   }
 
+  /// ffmpeg's AAC-LC in MP4 at 22.05 kHz made HE-AAC as iTunes-style files signal it: the
+  /// AudioSpecificConfig's SBR extension (sync 0x2B7, type 5), which ffmpeg writes with its
+  /// sbrPresentFlag 0, set to 1 with the extension's rate index 4 (44.1 kHz). Debian has no
+  /// encoder that writes SBR data; with this signal libfaad runs its SBR stage all the same.
+  private func heAAC(_ dir: TempDir, pns: Bool = true) throws -> [UInt8] {
+    dir.run("sox -n -r 22050 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.3")
+    dir.run("ffmpeg -v error -y -i x.wav -c:a aac \(pns ? "" : "-aac_pns 0 ")-b:a 64k -movflags +faststart lc.m4a")
+    var file = dir.read("lc.m4a")
+    let specific: [UInt8] = [0x05, 0x80, 0x80, 0x80, 0x05, 0x13, 0x90, 0x56, 0xE5, 0x00]
+    let at = (0...(file.count - specific.count)).first { Array(file[$0..<$0 + specific.count]) == specific }
+    file[try #require(at) + specific.count - 1] = 0xA0
+    dir.write("he.m4a", file)
+    return file
+  }
+
   @Test(arguments: [UInt64(1), 2])
   func mp4IsFaadTrimmedToTheSourceLength(seed: UInt64) throws {
     let dir = TempDir()
@@ -70,6 +85,19 @@ import Testing
     #expect(firstDifference(run.samples, Array(whole.samples[(2 * startFrame)...])) == nil)
   }
 
+  /// The same for HE-AAC, whose SBR stage needs frames of its own to settle (about 1500 output
+  /// frames after a cold start): two packets early are 4096 output frames, enough.
+  @Test(arguments: [1, 2047, 2048, 50_000, 140_000])
+  func heAACStartMidTrackBeginsAtItsFrame(startFrame: Int) throws {
+    let dir = TempDir()
+    let file = try heAAC(dir, pns: false)
+    let whole = try decodeAll(try AACDecoder(), file, seed: 11, maxChunk: 3000)
+    let run = try decodeAll(try AACDecoder(), file, seed: 11, maxChunk: 3000, startFrame: startFrame)
+    #expect(run.finished)
+    #expect(whole.samples.count > 2 * 140_000)
+    #expect(firstDifference(run.samples, Array(whole.samples[(2 * startFrame)...])) == nil)
+  }
+
   /// ADTS (a `.aac` file, AAC radio): no container, no trim — everything faad decodes.
   @Test(arguments: [UInt64(1), 2])
   func adtsStreamEqualsFaad(seed: UInt64) throws {
@@ -101,25 +129,14 @@ import Testing
     #expect(run.boundaries.first?.format.sampleRate == 44100)
   }
 
-  /// HE-AAC in MP4, signalled as iTunes-style files are: ffmpeg's 22.05 kHz AAC-LC with the
-  /// AudioSpecificConfig's SBR extension switched on (sbrPresentFlag 1, output at 44.1 kHz), so
-  /// libfaad runs its SBR stage and faad reports "HE AAC, 44100 Hz" (Debian has no HE-AAC
-  /// encoder to make the SBR payload itself). The edit list's priming and padding, in the
-  /// 22.05 kHz timescale, are trimmed at twice the rate: the decode equals faad's, whose dropped
-  /// first packet (2048 frames) is the priming, for exactly twice the source's length.
+  /// HE-AAC in MP4 (see `heAAC`): libfaad runs its SBR stage and faad reports "HE AAC,
+  /// 44100 Hz". The edit list's priming and padding, in the 22.05 kHz timescale, are trimmed at
+  /// twice the rate: the decode equals faad's, whose dropped first packet (2048 frames) is the
+  /// priming, for exactly twice the source's length.
   @Test(arguments: [UInt64(5), 6])
   func heAACInMP4IsTrimmedAtTheDoubledRate(seed: UInt64) throws {
     let dir = TempDir()
-    dir.run("sox -n -r 22050 -c 2 -b 16 x.wav synth 3.3 sine 440 pinknoise vol 0.3")
-    dir.run("ffmpeg -v error -y -i x.wav -c:a aac -b:a 64k -movflags +faststart lc.m4a")
-    var file = dir.read("lc.m4a")
-    // DecoderSpecificInfo: AAC LC, 22.05 kHz, stereo, then the SBR sync extension (0x2B7, type 5)
-    // with its sbrPresentFlag 0 and padding; set: sbrPresentFlag 1, extension rate index 4 (44.1 kHz).
-    let specific: [UInt8] = [0x05, 0x80, 0x80, 0x80, 0x05, 0x13, 0x90, 0x56, 0xE5, 0x00]
-    let at = (0...(file.count - specific.count)).first { Array(file[$0..<$0 + specific.count]) == specific }
-    let found = try #require(at)
-    file[found + specific.count - 1] = 0xA0
-    dir.write("he.m4a", file)
+    let file = try heAAC(dir)
     dir.run("faad -i he.m4a 2> info.txt; faad -q -b 2 -f 2 -o ref.raw he.m4a")
     #expect(String(decoding: dir.read("info.txt"), as: UTF8.self).contains("HE AAC"))
     #expect(priming(dir, "lc.m4a") == 1024)

@@ -81,16 +81,21 @@ extension OutputPlayer {
     }
   }
 
-  /// Writes up to `frames` (at most a buffer of them) of silence; frames written, nil on failure.
+  /// Writes up to `frames` (at most a buffer of them) of silence in the current track's form;
+  /// frames written, nil on failure.
   func writeSilence(frames: Int) -> Int? {
     switch carried {
     case .pcm:
-      return write(UnsafeBufferPointer(rebasing: silence[0..<min(frames, silence.count / 2) * 2]), dither: false)
+      write(UnsafeBufferPointer(rebasing: silence[0..<min(frames, silence.count / 2) * 2]), dither: false)
     case .dsd:
-      return write(UnsafeBufferPointer(rebasing: dsdSilence[0..<min(frames, dsdSilence.count / 2) * 2]), dither: false)
+      write(UnsafeBufferPointer(rebasing: dsdSilence[0..<min(frames, dsdSilence.count / 2) * 2]), dither: false)
     case .dop:
-      break
+      writeDoPSilence(frames: frames)
     }
+  }
+
+  /// DoP silence with the markers running on from the last frame written.
+  private func writeDoPSilence(frames: Int) -> Int? {
     // The silence buffer alternates from the first marker: one frame in, from the second.
     let first = dopSecondMarkerNext ? 1 : 0
     let count = min(frames, dsdSilence.count / 2 - first)

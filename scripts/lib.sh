@@ -6,7 +6,7 @@ VENV="$ROOT/.venv"
 
 # Debian packages: C libraries the player links, and tools the tests use.
 RUNTIME_PACKAGES=(pkg-config libasound2-dev libflac-dev libopus-dev libopusfile-dev libogg-dev libmpg123-dev libsoxr-dev libvorbis-dev libfaad-dev libssl-dev)
-TEST_PACKAGES=(python3 openssl python3-venv sox flac lame mpg123 opus-tools vorbis-tools ffmpeg faad squeezelite procps iptables pulseaudio pulseaudio-utils libasound2-plugins
+TEST_PACKAGES=(python3 openssl python3-venv gcc sox flac lame mpg123 opus-tools vorbis-tools ffmpeg faad squeezelite procps iptables pulseaudio pulseaudio-utils libasound2-plugins
   chromium chromium-driver fonts-dejavu-core man-db)
 
 log() { printf '==> %s\n' "$*" >&2; }

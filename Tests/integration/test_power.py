@@ -86,7 +86,8 @@ def test_gpio_relay_follows_the_real_lms_power(real_lms, start_player, tmp_path,
     while time.monotonic() < deadline and events()[2:] != ["set mask=1 value=1"]:
         time.sleep(0.05)
     assert events()[2:] == ["set mask=1 value=1"], (events(), player.log())
-    for power, value in (("0", 0), ("1", 1), ("0", 0)):
+    # Ending powered on, as it began: LMS keeps a player's power for its next connection.
+    for power, value in (("0", 0), ("1", 1), ("0", 0), ("1", 1)):
         before = len(events())
         real_lms.rpc(mac, ["power", power])
         deadline = time.monotonic() + 5
@@ -94,5 +95,5 @@ def test_gpio_relay_follows_the_real_lms_power(real_lms, start_player, tmp_path,
             time.sleep(0.05)
         assert events()[before:] == [f"set mask=1 value={value}"], (power, events(), player.log())
     time.sleep(1.0)
-    assert len(events()) == 6, "each change switches the line once"
+    assert len(events()) == 7, "each change switches the line once"
     assert "GPIO relay off" in player.log()

@@ -185,10 +185,10 @@ public final class ALSAOutput: OutputDevice {
   /// Pushes the last frames through by writing one buffer of silence behind them, then waits for
   /// the buffer to empty. Without the padding a sound server such as PulseAudio keeps the tail of
   /// the last track in its own queue; `snd_pcm_drain` followed by `prepare` can drop it outright.
-  /// Native DSD's silence is its idle pattern.
+  /// (After DSD the output thread pushes DSD silence through itself.)
   public func playOutQueued() {
     guard let pcm else { return }
-    memset(scratch.baseAddress!, nativeDSD == nil ? 0 : Int32(DoP.idleByte), scratch.count)
+    memset(scratch.baseAddress!, 0, scratch.count)
     var remaining = bufferSize
     while remaining > 0 {
       let count = min(remaining, chunkFrames)

@@ -135,7 +135,7 @@ public final class DSDDecoder: AudioDecoder {
     if format.encoding == .pcm {
       // Its tables (16 KiB at DSD64, as many more as the rate is higher) only for a track converted.
       let converter = DSDToPCM(
-        multiple: layout.sampleRate / Self.dsd64Rate(of: layout),
+        multiple: layout.sampleRate / layout.dsd64Rate,
         bytesPerSample: layout.sampleRate / 8 / format.sampleRate)
       filters = (converter.makeChannel(), converter.makeChannel())
       self.converter = converter
@@ -171,15 +171,10 @@ public final class DSDDecoder: AudioDecoder {
     }
   }
 
-  /// DSD64's rate in the layout's family: 2,822,400 (44.1 kHz) or 3,072,000 (48 kHz).
-  static func dsd64Rate(of layout: DSDStreamLayout) -> Int {
-    layout.sampleRate % 3_072_000 == 0 ? 3_072_000 : 2_822_400
-  }
-
   /// PCM at 352.8 kHz (384 kHz) from any DSD rate; at half that for an output that does not take
   /// it (the filter still keeps the fold 79 dB down there); lower is left to the output's `-R`.
   static func pcmRate(for layout: DSDStreamLayout, maximumRate: Int) -> Int {
-    let full = dsd64Rate(of: layout) / 8
+    let full = layout.dsd64Rate / 8
     return full > maximumRate && full / 2 <= maximumRate ? full / 2 : full
   }
 

@@ -28,8 +28,14 @@ struct DSDStreamLayout: Equatable, Sendable {
 
   var bytesPerChannelInGroup: Int { groupBytes / channels }
 
-  /// "DSD64", "DSD128"…: the rate in multiples of 44.1 kHz (or of 48 kHz for that family).
-  var rateName: String { "DSD\(sampleRate / (sampleRate % 44100 == 0 ? 44100 : 48000))" }
+  /// The PCM base rate of the rate's family: 44,100, or 48,000 for DSD at multiples of 48 kHz.
+  var familyRate: Int { sampleRate % 44100 == 0 ? 44100 : 48000 }
+
+  /// DSD64's rate in the family: 2,822,400 or 3,072,000.
+  var dsd64Rate: Int { 64 * familyRate }
+
+  /// "DSD64", "DSD128"…: the rate in multiples of the family's base rate.
+  var rateName: String { "DSD\(sampleRate / familyRate)" }
 
   var containerName: String {
     switch container {

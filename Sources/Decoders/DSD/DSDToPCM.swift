@@ -62,9 +62,6 @@ struct DSDToPCM {
     Channel(history: [UInt8](repeating: 0x69, count: historyBytes))  // DSD silence
   }
 
-  /// Output samples that `count` more bytes make for `channel`.
-  func samples(after count: Int, for channel: Channel) -> Int { (channel.sinceOutput + count) / bytesPerSample }
-
   /// Converts `count` MSB-first DSD bytes of one channel into 24-bit samples, left-justified, at
   /// `destination[0]`, `destination[stride]`, …; returns how many.
   @discardableResult

@@ -48,29 +48,23 @@ static int open_chip(const char *path, int *handled) {
   return chip_fd;
 }
 
-int open(const char *path, int flags, ...) {
-  int handled;
-  int fd = open_chip(path, &handled);
-  if (handled) return fd;
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(args, mode_t) : 0;
-  va_end(args);
-  return real_open_fn()(path, flags, mode);
-}
+// open and open64 alike: the chip, or libc's own function of that name.
+#define FAKE_OPEN(symbol)                                                        \
+  int symbol(const char *path, int flags, ...) {                                 \
+    int handled;                                                                 \
+    int fd = open_chip(path, &handled);                                          \
+    if (handled) return fd;                                                      \
+    va_list args;                                                                \
+    va_start(args, flags);                                                       \
+    mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(args, mode_t) : 0;    \
+    va_end(args);                                                                \
+    static int (*fn)(const char *, int, ...);                                    \
+    if (!fn) fn = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #symbol);    \
+    return fn(path, flags, mode);                                                \
+  }
 
-int open64(const char *path, int flags, ...) {
-  int handled;
-  int fd = open_chip(path, &handled);
-  if (handled) return fd;
-  va_list args;
-  va_start(args, flags);
-  mode_t mode = (flags & (O_CREAT | O_TMPFILE)) ? va_arg(args, mode_t) : 0;
-  va_end(args);
-  static int (*fn)(const char *, int, ...);
-  if (!fn) fn = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open64");
-  return fn(path, flags, mode);
-}
+FAKE_OPEN(open)
+FAKE_OPEN(open64)
 
 int ioctl(int fd, unsigned long request, ...) {
   va_list args;

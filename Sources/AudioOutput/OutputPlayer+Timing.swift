@@ -19,7 +19,10 @@ extension OutputPlayer {
       pauseSilenceDue = nil
       return
     }
-    if due > 0 && due <= written { publish(running: false, heardAll: true) }
+    if due > 0 && due <= written {
+      publish(running: false, heardAll: true)
+      onEvent(.pauseHeard)
+    }
     pauseSilenceDue = max(0, due - written)
   }
 

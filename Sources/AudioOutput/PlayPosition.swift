@@ -7,6 +7,8 @@ public enum OutputEvent: Equatable, Sendable {
   case trackStarted(trackID: Int)
   /// The output buffer ran empty while playing (STMo or STMu, the engine decides).
   case ranDry
+  /// Paused, the device has played what it held when the pause came: the position is final.
+  case pauseHeard
   /// The device was (re)opened at a track's rate.
   case deviceOpened(sampleRate: Int)
   /// The device failed; the player retries it.
@@ -29,11 +31,15 @@ public struct PlayPosition: Equatable, Sendable {
   /// The output ring frame at which this track began.
   public var trackStartFrame = 0
 
-  /// Milliseconds of the current track heard by now (squeezelite's formula).
-  public func elapsedMilliseconds(now: UInt64) -> Int {
+  /// Milliseconds of the current track heard at `instant` (CLOCK_MONOTONIC ns, before or after
+  /// the measurement), to the nearest millisecond. LMS dates a STAT by its jiffies and lines the
+  /// group up by the difference: a time truncated twice (frames, then the clock) would put the
+  /// player a millisecond behind where it is heard.
+  public func elapsedMilliseconds(at instant: UInt64) -> Int {
+    let rate = max(1, sampleRate)
     let heard = max(0, framesPlayed - delayFrames)
-    var ms = heard * 1000 / max(1, sampleRate)
-    if isRunning, now > measuredAtNanoseconds { ms += Int((now - measuredAtNanoseconds) / 1_000_000) }
-    return ms
+    var nanoseconds = heard / rate * 1_000_000_000 + heard % rate * 1_000_000_000 / rate
+    if isRunning { nanoseconds += Int(Int64(bitPattern: instant &- measuredAtNanoseconds)) }
+    return max(0, (nanoseconds + 500_000) / 1_000_000)
   }
 }

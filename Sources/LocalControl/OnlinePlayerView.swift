@@ -46,7 +46,7 @@ public final class OnlinePlayerView: PlaybackEngine, ControlledPlayer {
   public var maximumSampleRate: Int { engine.maximumSampleRate }
   public var streamHealth: StreamHealth { engine.streamHealth }
   public func handle(_ message: ServerMessage) { engine.handle(message) }
-  public func snapshot() -> PlaybackSnapshot { engine.snapshot() }
+  public func snapshot(at instant: UInt64) -> PlaybackSnapshot { engine.snapshot(at: instant) }
 
   public func serverConnectionChanged(_ isConnected: Bool) {
     connected = isConnected

@@ -127,8 +127,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     perform(machine.serverMessage(message, facts: facts()))
   }
 
-  public func snapshot() -> PlaybackSnapshot {
-    var snapshot = engine.snapshot()
+  public func snapshot(at instant: UInt64) -> PlaybackSnapshot {
+    var snapshot = engine.snapshot(at: instant)
     snapshot.elapsedMilliseconds = machine.reportedElapsedMilliseconds(
       engineMilliseconds: snapshot.elapsedMilliseconds, heardTrack: engine.heardPosition()?.trackID)
     return snapshot

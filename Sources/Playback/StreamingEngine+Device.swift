@@ -56,7 +56,7 @@ extension StreamingEngine {
       } else {
         logger.notice("output thread: no right to real-time priority \(priority); running at normal priority")
       }
-    case .trackStarted, .ranDry:
+    case .trackStarted, .ranDry, .pauseHeard:
       break
     }
   }

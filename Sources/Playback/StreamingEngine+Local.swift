@@ -15,7 +15,7 @@ extension StreamingEngine {
   public func heardPosition() -> (trackID: Int, milliseconds: Int, sampleRate: Int)? {
     let position = player.currentPosition()
     guard position.trackID >= 0 else { return nil }
-    return (position.trackID, position.elapsedMilliseconds(now: MonotonicClock.nanoseconds()), position.sampleRate)
+    return (position.trackID, position.elapsedMilliseconds(at: MonotonicClock.nanoseconds()), position.sampleRate)
   }
 
   public var isPlaying: Bool { outputRunning }

@@ -122,7 +122,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     }
   }
 
-  public func snapshot() -> PlaybackSnapshot {
+  public func snapshot(at instant: UInt64) -> PlaybackSnapshot {
     var snapshot = PlaybackSnapshot()
     snapshot.streamBufferSize = UInt32(clamping: input.ring.capacity)
     snapshot.streamBufferFullness = UInt32(clamping: input.ring.fill)
@@ -131,7 +131,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     snapshot.outputBufferFullness = UInt32(clamping: output.ring.fill)
     let position = player.currentPosition()
     if position.trackID >= 0 {
-      snapshot.elapsedMilliseconds = UInt32(clamping: position.elapsedMilliseconds(now: MonotonicClock.nanoseconds()))
+      snapshot.elapsedMilliseconds = UInt32(clamping: position.elapsedMilliseconds(at: instant))
     }
     return snapshot
   }
@@ -331,6 +331,11 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       } else {
         reportEndOfPlaybackIfDrained()
       }
+    case .pauseHeard:
+      // The STMp went out as the pause came, while the device still held audio (a sound server's
+      // queue: up to 200 ms) that has played since. LMS times a synced resume by each player's
+      // last report, so it gets the final position now rather than at the next heartbeat.
+      if !outputRunning { reporter?.report(.heartbeat) }
     case .deviceOpened, .deviceFailed, .deviceClosed, .realtimePriority:
       handleDeviceEvent(event)
     }

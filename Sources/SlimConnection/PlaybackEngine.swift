@@ -1,4 +1,5 @@
 import SlimProto
+import Support
 
 /// What the audio side reports in every STAT.
 public struct PlaybackSnapshot: Equatable, Sendable {
@@ -23,8 +24,9 @@ public protocol PlaybackEngine: AnyObject {
   /// `strm` (all but `t`), `audg`, `aude`, `cont`, `codc` and `body`.
   func handle(_ message: ServerMessage)
 
-  /// Current buffer and position figures for a STAT.
-  func snapshot() -> PlaybackSnapshot
+  /// Current buffer and position figures for a STAT, the position the one heard at `instant`
+  /// (CLOCK_MONOTONIC ns).
+  func snapshot(at instant: UInt64) -> PlaybackSnapshot
 
   /// The highest sample rate the output can really play, for `MaxSampleRate`.
   var maximumSampleRate: Int { get }
@@ -37,6 +39,7 @@ public protocol PlaybackEngine: AnyObject {
 }
 
 extension PlaybackEngine {
+  public func snapshot() -> PlaybackSnapshot { snapshot(at: MonotonicClock.nanoseconds()) }
   public func serverConnectionChanged(_ isConnected: Bool) {}
   public var streamHealth: StreamHealth { StreamHealth() }
 }

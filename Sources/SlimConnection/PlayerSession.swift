@@ -188,12 +188,14 @@ public final class PlayerSession: PlaybackReporter {
   }
 
   func sendStatus(_ event: StatusEvent, serverTimestamp: UInt32 = 0, errorCode: UInt16 = 0) {
-    let snapshot = engine.snapshot()
+    // The position is the one heard as the jiffies turned (LMS dates the report by them).
+    let now = MonotonicClock.milliseconds()
+    let snapshot = engine.snapshot(at: now * 1_000_000)
     var status = PlayerStatus(event: event)
     status.streamBufferSize = snapshot.streamBufferSize
     status.streamBufferFullness = snapshot.streamBufferFullness
     status.bytesReceived = snapshot.bytesReceived
-    status.jiffies = MonotonicClock.jiffies()
+    status.jiffies = UInt32(truncatingIfNeeded: now)
     status.outputBufferSize = snapshot.outputBufferSize
     status.outputBufferFullness = snapshot.outputBufferFullness
     status.elapsedSeconds = snapshot.elapsedMilliseconds / 1000

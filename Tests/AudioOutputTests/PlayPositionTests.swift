@@ -10,8 +10,8 @@ import Testing
     let position = PlayPosition(
       trackID: 1, framesPlayed: 44100, delayFrames: 22050, measuredAtNanoseconds: 10 * second, sampleRate: 44100,
       isRunning: true)
-    #expect(position.elapsedMilliseconds(now: 10 * second) == 500)
-    #expect(position.elapsedMilliseconds(now: 10 * second + second / 4) == 750)
+    #expect(position.elapsedMilliseconds(at: 10 * second) == 500)
+    #expect(position.elapsedMilliseconds(at: 10 * second + second / 4) == 750)
   }
 
   /// Stopped or paused, the position is the measurement, whatever the time.
@@ -19,6 +19,18 @@ import Testing
     let position = PlayPosition(
       trackID: 1, framesPlayed: 44100, delayFrames: 4410, measuredAtNanoseconds: 10 * second, sampleRate: 44100,
       isRunning: false)
-    #expect(position.elapsedMilliseconds(now: 20 * second) == 900)
+    #expect(position.elapsedMilliseconds(at: 20 * second) == 900)
+  }
+
+  /// A report dated before the measurement (the jiffies' millisecond began earlier) counts back
+  /// from it, and the time is the nearest millisecond, not the one below: 30 frames are 0.68 ms.
+  @Test func theTimeIsTheOneHeardAtTheInstantToTheNearestMillisecond() {
+    let position = PlayPosition(
+      trackID: 1, framesPlayed: 44100 + 30, delayFrames: 0, measuredAtNanoseconds: 10 * second,
+      sampleRate: 44100, isRunning: true)
+    #expect(position.elapsedMilliseconds(at: 10 * second) == 1001)
+    #expect(position.elapsedMilliseconds(at: 10 * second - 600_000) == 1000)
+    #expect(position.elapsedMilliseconds(at: 10 * second + 400_000) == 1001)
+    #expect(position.elapsedMilliseconds(at: 10 * second - 10 * second) == 0)
   }
 }

@@ -1,0 +1,112 @@
+import AudioBuffers
+import AudioOutput
+import Support
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// A sound card in memory: it plays what it holds at 44.1 kHz from its first write, holds at most
+/// `bufferFrames` (a write waits for room, as ALSA's does), and its delay is what it holds and has
+/// not played yet.
+final class ClockedSink: OutputDevice, Sendable {
+  let name = "clocked"
+  let chunkFrames = 512
+  let bufferFrames = 4096
+  let sampleRate = 44100
+  private struct State {
+    var isOpen = false
+    var firstWrite: UInt64?
+    var audioFrames = 0
+    var frames = 0
+  }
+  private let state = Mutex(State())
+
+  var isOpen: Bool { state.withLock { $0.isOpen } }
+  var isClocked: Bool { true }
+  /// Frames written that carry sound (the rest is the silence written while paused).
+  var audioFrames: Int { state.withLock { $0.audioFrames } }
+
+  func open(sampleRate: Int) throws(OutputError) { state.withLock { $0.isOpen = true } }
+  func close() { state.withLock { $0.isOpen = false } }
+
+  func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int {
+    let frames = samples.count / 2
+    let wait = nanosecondsUntilRoom(forFrames: frames)
+    if wait > 0 { usleep(UInt32(wait / 1000) + 1) }
+    let sounding = (0..<frames).filter { samples[2 * $0] != 0 || samples[2 * $0 + 1] != 0 }.count
+    state.withLock {
+      if $0.firstWrite == nil { $0.firstWrite = MonotonicClock.nanoseconds() }
+      $0.frames += frames
+      $0.audioFrames += sounding
+    }
+    return frames
+  }
+
+  /// Frames heard by now.
+  func playedFrames(at now: UInt64 = MonotonicClock.nanoseconds()) -> Int {
+    state.withLock { state in
+      guard let first = state.firstWrite else { return 0 }
+      return min(state.frames, Int((now - first) * UInt64(sampleRate) / 1_000_000_000))
+    }
+  }
+
+  func delayFrames() -> Int { state.withLock { $0.frames } - playedFrames() }
+
+  func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {
+    let excess = delayFrames() + frames - bufferFrames
+    return excess <= 0 ? 0 : UInt64(excess) * 1_000_000_000 / UInt64(sampleRate)
+  }
+
+  func discardQueued() {}
+  func playOutQueued() {}
+}
+
+extension PlaybackTests {
+  @Suite("Pause heard")
+  struct PauseHeard {
+    /// Paused on a sound card, what the device holds plays out (nothing is lost or repeated) and
+    /// the output says when it has: the position is final then, every frame written heard, and the
+    /// engine reports it to LMS, which times a synced resume by each player's last report.
+    @Test func aPauseOnASoundCardSaysWhenWhatTheDeviceHeldHasPlayed() throws {
+      let sink = ClockedSink()
+      let output = FrameOutput(capacityFrames: 1 << 16)
+      output.beginTrack(id: 1)
+      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+      let samples = output.writableSamples()
+      for index in 0..<samples.count { samples[index] = Int32(index % 1000 + 1) << 8 }
+      #expect(output.commit(frames: 1 << 15, format: format))
+      let heard = Mutex<(played: Int, audio: Int)?>(nil)
+      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { event in
+        if event == .pauseHeard { heard.withLock { $0 = (sink.playedFrames(), sink.audioFrames) } }
+      }
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      player.start(.now)
+      #expect(waitUntil { sink.playedFrames() >= 2048 })
+      player.pause()
+      #expect(waitUntil { heard.withLock { $0 != nil } })
+      let atEvent = try #require(heard.withLock { $0 })
+      #expect(atEvent.played >= atEvent.audio, "every frame with sound was heard by then")
+      #expect(sink.audioFrames == atEvent.audio, "no sound written after the pause")
+      let position = player.currentPosition()
+      #expect(!position.isRunning)
+      #expect(position.framesPlayed == atEvent.audio)
+      let later = MonotonicClock.nanoseconds() + 5_000_000_000
+      #expect(position.elapsedMilliseconds(at: later) == (atEvent.audio * 1000 + 22050) / 44100)
+    }
+
+    private func waitUntil(_ condition: () -> Bool) -> Bool {
+      for _ in 0..<400 {
+        if condition() { return true }
+        usleep(5_000)
+      }
+      return condition()
+    }
+  }
+}

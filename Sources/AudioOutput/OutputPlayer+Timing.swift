@@ -45,13 +45,14 @@ extension OutputPlayer {
     }
     guard ensureOpen(rate: rate, nativeDSD: nativeDSD) else { return }
     primeBeforeAudio = false  // the silence lining up the start comes first anyway
-    let untilDeadline = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
+    let reading = datedDelay()
+    let delay = reading.frames
+    let untilDeadline = Int64(deadline) - Int64(reading.at)
     // squeezelite's sanity limit: a start more than 10 s away is taken as now.
     guard untilDeadline < 10_000_000_000 else {
       state = .running
       return
     }
-    let delay = device.delayFrames()
     let lead = Int(untilDeadline * Int64(rate) / 1_000_000_000) - delay
     if lead > 0 {
       let period = device.chunkFrames
@@ -74,18 +75,34 @@ extension OutputPlayer {
   }
 
   /// Once the device's delay has settled, the frame heard is compared with the one the timed start
-  /// put there and the difference is skipped or filled with silence.
+  /// put there (the median of a few readings) and the difference is skipped or filled with silence.
   func keepSchedule() {
-    let now = MonotonicClock.nanoseconds()
-    guard let due = schedule, now >= due.nextCheck else { return }
+    guard var due = schedule, MonotonicClock.nanoseconds() >= due.nextReading else { return }
     let consumed = output.ring.totalConsumed / OutputFrames.bytesPerFrame
-    let queued = device.delayFrames()
+    let reading = datedDelay()
+    // A reading that took long (the thread preempted, the sound server's lock held) is dated too
+    // loosely for a correction finer than a millisecond: the next pass reads again.
+    guard reading.spread < 500_000 else { return }
     // Only once the device holds nothing but frames of the schedule (the silence before them has
     // played) does its delay say which of them is heard.
-    guard consumed - due.frame >= queued else { return }
-    let heard = consumed - queued
-    let correction = due.correction(heardFrame: heard, now: now)
+    guard consumed - due.frame >= reading.frames else { return }
+    guard let offset = due.record(heardFrame: consumed - reading.frames, now: reading.at) else {
+      schedule = due
+      return
+    }
+    let correction = due.correction(forOffset: offset)
     if correction > 0 { silenceFrames += correction } else { skipFrames += -correction }
     schedule = due.checked()
+    onEvent(.startChecked(offsetFrames: offset, correctedFrames: correction, sampleRate: due.sampleRate))
+  }
+
+  /// The device's delay and when it held: the middle of the clock readings around the call, which
+  /// can take a while through a sound server (its lock) or on a loaded machine; `spread` says how
+  /// long. A frame written next is heard `frames` after `at`, whenever it is written.
+  private func datedDelay() -> (frames: Int, at: UInt64, spread: UInt64) {
+    let before = MonotonicClock.nanoseconds()
+    let frames = device.delayFrames()
+    let after = MonotonicClock.nanoseconds()
+    return (frames, before + (after - before) / 2, after - before)
   }
 }

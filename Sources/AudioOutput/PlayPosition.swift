@@ -9,6 +9,9 @@ public enum OutputEvent: Equatable, Sendable {
   case ranDry
   /// Paused, the device has played what it held when the pause came: the position is final.
   case pauseHeard
+  /// A timed start checked against its schedule once the device had settled: heard
+  /// `offsetFrames` ahead of it (negative: behind), `correctedFrames` of that made good.
+  case startChecked(offsetFrames: Int, correctedFrames: Int, sampleRate: Int)
   /// The device was (re)opened at a track's rate.
   case deviceOpened(sampleRate: Int)
   /// The device failed; the player retries it.

@@ -56,6 +56,16 @@ extension StreamingEngine {
       } else {
         logger.notice("output thread: no right to real-time priority \(priority); running at normal priority")
       }
+    case .startChecked(let offset, let corrected, let rate):
+      let milliseconds = (Double(offset) * 1000 / Double(max(1, rate)) * 100).rounded() / 100
+      let side = offset >= 0 ? "ahead of" : "behind"
+      if corrected != 0 {
+        let remedy = corrected > 0 ? "of silence" : "skipped"
+        logger.info(
+          "sync: timed start heard \(abs(milliseconds)) ms \(side) its time; \(abs(corrected)) frames \(remedy)")
+      } else {
+        logger.debug("sync: timed start heard \(abs(milliseconds)) ms \(side) its time")
+      }
     case .trackStarted, .ranDry, .pauseHeard:
       break
     }

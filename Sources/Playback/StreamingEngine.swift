@@ -336,7 +336,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       // queue: up to 200 ms) that has played since. LMS times a synced resume by each player's
       // last report, so it gets the final position now rather than at the next heartbeat.
       if !outputRunning { reporter?.report(.heartbeat) }
-    case .deviceOpened, .deviceFailed, .deviceClosed, .realtimePriority:
+    case .deviceOpened, .deviceFailed, .deviceClosed, .realtimePriority, .startChecked:
       handleDeviceEvent(event)
     }
   }

@@ -37,7 +37,7 @@ public struct PlayPosition: Equatable, Sendable {
   /// Milliseconds of the current track heard at `instant` (CLOCK_MONOTONIC ns, before or after
   /// the measurement), to the nearest millisecond. LMS dates a STAT by its jiffies and lines the
   /// group up by the difference: a time truncated twice (frames, then the clock) would put the
-  /// player a millisecond behind where it is heard.
+  /// player up to two milliseconds (half of one on average) behind where it is heard.
   public func elapsedMilliseconds(at instant: UInt64) -> Int {
     let rate = max(1, sampleRate)
     let heard = max(0, framesPlayed - delayFrames)

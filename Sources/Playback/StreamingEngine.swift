@@ -332,9 +332,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         reportEndOfPlaybackIfDrained()
       }
     case .pauseHeard:
-      // The STMp went out as the pause came, while the device still held audio (a sound server's
-      // queue: up to 200 ms) that has played since. LMS times a synced resume by each player's
-      // last report, so it gets the final position now rather than at the next heartbeat.
+      // The STMp left before the device played out; LMS times a synced resume by the last report.
       if !outputRunning { reporter?.report(.heartbeat) }
     case .deviceOpened, .deviceFailed, .deviceClosed, .realtimePriority, .startChecked:
       handleDeviceEvent(event)

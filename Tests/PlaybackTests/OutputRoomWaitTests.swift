@@ -2,6 +2,7 @@ import AudioBuffers
 import AudioOutput
 import Support
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -62,7 +63,7 @@ extension PlaybackTests {
       let writesBeforePause = sink.writes
       #expect(writesBeforePause <= 2)
       player.pause()
-      #expect(waitUntil { !player.currentPosition().isRunning && player.currentPosition().trackID == 1 })
+      #expect(eventually(within: 2) { !player.currentPosition().isRunning && player.currentPosition().trackID == 1 })
       #expect(sink.writes == writesBeforePause, "nothing written after the pause")
       #expect(sink.frames == writesBeforePause * sink.chunkFrames)
     }
@@ -98,17 +99,8 @@ extension PlaybackTests {
       let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
       let thread = player.startThread()
       player.start(.now)
-      #expect(waitUntil { sink.writes >= 1 })
+      #expect(eventually(within: 2) { sink.writes >= 1 })
       return (player, thread)
-    }
-
-    /// Polls `condition` for at most two seconds.
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-      for _ in 0..<400 {
-        if condition() { return true }
-        usleep(5_000)
-      }
-      return condition()
     }
   }
 }

@@ -2,6 +2,7 @@ import AudioBuffers
 import AudioOutput
 import Support
 import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -88,9 +89,9 @@ extension PlaybackTests {
         _ = thread.join(timeoutMilliseconds: 2000)
       }
       player.start(.now)
-      #expect(waitUntil { sink.playedFrames() >= 2048 })
+      #expect(eventually(within: 2) { sink.playedFrames() >= 2048 })
       player.pause()
-      #expect(waitUntil { heard.withLock { $0 != nil } })
+      #expect(eventually(within: 2) { heard.withLock { $0 != nil } })
       let atEvent = try #require(heard.withLock { $0 })
       #expect(atEvent.played >= atEvent.audio, "every frame with sound was heard by then")
       #expect(sink.audioFrames == atEvent.audio, "no sound written after the pause")
@@ -99,14 +100,6 @@ extension PlaybackTests {
       #expect(position.framesPlayed == atEvent.audio)
       let later = MonotonicClock.nanoseconds() + 5_000_000_000
       #expect(position.elapsedMilliseconds(at: later) == (atEvent.audio * 1000 + 22050) / 44100)
-    }
-
-    private func waitUntil(_ condition: () -> Bool) -> Bool {
-      for _ in 0..<400 {
-        if condition() { return true }
-        usleep(5_000)
-      }
-      return condition()
     }
   }
 }

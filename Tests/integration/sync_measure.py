@@ -36,13 +36,19 @@ STEP = 0.25  # seconds between measurements
 
 
 class SyncRig(PulseServer):
-    """A private PulseAudio daemon with the 4-channel null sink and one remapped sink per player."""
+    """A private PulseAudio daemon with the 4-channel null sink and one remapped sink per player.
+
+    The null sink runs without rewinds, as a sound card's buffer plays what it was given: with
+    them, a stream that starts or is flushed rewinds the sink, and PulseAudio's delay estimate for
+    it then wanders by up to 10 ms for several seconds (measured, in slimplay's start checks one
+    second apart: 1.2, 3.2, 4.5, 6.0, 5.7, 4.0 ms) while the output does not: no player reporting
+    through it (squeezelite or slimplay) can then be placed to the millisecond."""
 
     SINKS = ("sync_a", "sync_b")
 
     def sink_modules(self) -> list[str]:
         return [
-            "module-null-sink sink_name=sync_all rate=44100 channels=4 channel_map=aux0,aux1,aux2,aux3",
+            "module-null-sink sink_name=sync_all norewinds=1 rate=44100 channels=4 channel_map=aux0,aux1,aux2,aux3",
             *[f"module-remap-sink sink_name={sink} master=sync_all channels=2 master_channel_map={channels} "
               "channel_map=front-left,front-right remix=no"
               for sink, channels in zip(self.SINKS, ("aux0,aux1", "aux2,aux3"))],

@@ -9,8 +9,8 @@
 /// milliseconds now and then on a busy machine, so each check takes several readings a little
 /// apart and goes by their median: one bad reading moves nothing. PulseAudio's estimate also
 /// wanders by up to 10 ms over the seconds after a stream starts when its sink rewinds, while the
-/// sound does not; the checks come early, before it has gone far (checks that waited for two or
-/// three readings a second apart to agree followed it further, measured at the outputs).
+/// sound does not; the checks come early, before it has gone far (checks that waited until two or
+/// three checks a second apart agreed followed it further, measured at the outputs).
 struct StartSchedule: Equatable, Sendable {
   /// When the position is checked, after the deadline.
   static let checkDelays: [UInt64] = [600_000_000, 1_600_000_000]

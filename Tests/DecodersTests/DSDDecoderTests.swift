@@ -89,6 +89,36 @@ import Testing
     #expect(run.samples == Self.expectedDoP(rest))
   }
 
+  /// A group read whole while nothing follows it yet waits for the look ahead at what comes next;
+  /// when the rest of the stream then arrives and ends before the decoder runs again, the rest
+  /// still plays (it was once dropped as if that group had been the last).
+  @Test func theRestArrivingWithTheEndAfterAWholeGroupStillPlays() throws {
+    let channels = Self.randomChannels(2, bytes: 4096 * 4, seed: 21)
+    let file = Self.dsf(channels)
+    let firstGroupEnd = file.count - 4096 * 3 * 2
+    let input = StreamInput(capacity: file.count)
+    let output = FrameOutput(capacityFrames: 4096 * 4)
+    output.beginTrack(id: 1)
+    let decoder = DSDDecoder(output: Self.dop)
+    func feed(_ range: Range<Int>) {
+      file.withUnsafeBytes { _ = input.ring.write(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+    feed(0..<firstGroupEnd)
+    var progress = DecodeProgress.decoded
+    for _ in 0..<100 where progress != .needsInput { progress = try decoder.decode(from: input, to: output) }
+    #expect(progress == .needsInput)
+    #expect(output.bufferedFrames == 0)  // the first group waits for the look ahead
+    feed(firstGroupEnd..<file.count)
+    input.markEnded()
+    for _ in 0..<100 where progress != .finished { progress = try decoder.decode(from: input, to: output) }
+    #expect(progress == .finished)
+    var samples = [Int32](repeating: 0, count: output.bufferedFrames * 2)
+    _ = samples.withUnsafeMutableBytes { output.ring.read(into: $0) }
+    let expected = Self.expectedDoP(channels)
+    #expect(samples.count == expected.count)
+    #expect(firstDifference(samples, expected) == nil)
+  }
+
   /// `-R` never touches DoP: the frames pass a resampler that would take any other track to 96 kHz.
   @Test func doPPassesTheResamplerUntouched() throws {
     let channels = Self.randomChannels(2, bytes: 9000, seed: 12)

@@ -228,7 +228,9 @@ public final class DSDDecoder: AudioDecoder {
       return .finished
     }
     bytesPerChannelLeft -= perChannel
-    if ended && n == 0 { bytesPerChannelLeft = 0 }
+    // The last group only when nothing follows: a group already whole reads nothing (n == 0) even
+    // with the rest of the stream buffered behind it.
+    if input.isExhausted { bytesPerChannelLeft = 0 }
     separate(layout, bytesPerChannel: perChannel)
     emit(bytesPerChannel: perChannel, to: output)
     return .decoded

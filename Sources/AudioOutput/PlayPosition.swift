@@ -45,4 +45,15 @@ public struct PlayPosition: Equatable, Sendable {
     if isRunning { nanoseconds += Int(Int64(bitPattern: instant &- measuredAtNanoseconds)) }
     return max(0, (nanoseconds + 500_000) / 1_000_000)
   }
+
+  /// Frames of the current track heard at `instant`, exactly: where playback resumes after a
+  /// restart, which a time rounded to the millisecond would put up to 22 frames (at 44.1 kHz)
+  /// past what was heard, skipping them.
+  public func heardFrames(at instant: UInt64) -> Int {
+    let heard = max(0, framesPlayed - delayFrames)
+    guard isRunning else { return heard }
+    let rate = max(1, sampleRate)
+    let elapsed = Int(Int64(bitPattern: instant &- measuredAtNanoseconds))
+    return max(0, heard + elapsed / 1_000_000_000 * rate + elapsed % 1_000_000_000 * rate / 1_000_000_000)
+  }
 }

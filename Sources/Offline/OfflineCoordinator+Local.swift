@@ -38,7 +38,9 @@ extension OfflineCoordinator {
     guard let heard = engine.heardPosition(), let placement = machine.ledger.placement(of: heard.trackID) else {
       return nil
     }
-    return (placement.queueIndex, placement.startSeconds + Double(heard.milliseconds) / 1000, heard.sampleRate)
+    // Exact frames, not the rounded milliseconds: a saved position must not be past what was heard.
+    let seconds = Double(heard.frames) / Double(max(1, heard.sampleRate))
+    return (placement.queueIndex, placement.startSeconds + seconds, heard.sampleRate)
   }
 
   /// At shutdown: where it plays, at once and to disk.

@@ -11,11 +11,13 @@ extension StreamingEngine {
   /// The track whose bytes are arriving now, if any.
   public var streamingTrackID: Int? { tracks.last(where: { $0.phase == .streaming })?.id }
 
-  /// The track being heard and the milliseconds heard of it.
-  public func heardPosition() -> (trackID: Int, milliseconds: Int, sampleRate: Int)? {
+  /// The track being heard and how much of it: to the nearest millisecond (as STAT reports it)
+  /// and in frames, exactly.
+  public func heardPosition() -> (trackID: Int, milliseconds: Int, frames: Int, sampleRate: Int)? {
     let position = player.currentPosition()
     guard position.trackID >= 0 else { return nil }
-    return (position.trackID, position.elapsedMilliseconds(at: MonotonicClock.nanoseconds()), position.sampleRate)
+    let now = MonotonicClock.nanoseconds()
+    return (position.trackID, position.elapsedMilliseconds(at: now), position.heardFrames(at: now), position.sampleRate)
   }
 
   public var isPlaying: Bool { outputRunning }

@@ -33,4 +33,18 @@ import Testing
     #expect(position.elapsedMilliseconds(at: 10 * second + 400_000) == 1001)
     #expect(position.elapsedMilliseconds(at: 10 * second - 10 * second) == 0)
   }
+
+  /// Where a restart resumes: the frames heard, exactly. The time to the nearest millisecond is
+  /// past them (1001 ms are 44144 frames at 44.1 kHz: 14 that were not heard would be skipped).
+  @Test func theFramesHeardAreExactWhereTheTimeIsRounded() {
+    var position = PlayPosition(
+      trackID: 1, framesPlayed: 44100 + 30 + 2048, delayFrames: 2048, measuredAtNanoseconds: 10 * second,
+      sampleRate: 44100, isRunning: false)
+    #expect(position.heardFrames(at: 20 * second) == 44130)
+    #expect(position.elapsedMilliseconds(at: 20 * second) == 1001)
+    position.isRunning = true
+    #expect(position.heardFrames(at: 10 * second + second / 2) == 44130 + 22050)
+    #expect(position.heardFrames(at: 10 * second - second) == 30)
+    #expect(position.heardFrames(at: 10 * second - 2 * second) == 0)
+  }
 }

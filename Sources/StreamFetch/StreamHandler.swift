@@ -155,7 +155,17 @@ final class StreamHandler: ChannelInboundHandler {
   // MARK: From the fetcher
 
   func release(metaInterval: Int) {
-    guard case .holding = state else { return }
+    switch state {
+    case .holding:
+      break
+    case .connecting, .awaitingHead:
+      // The server answers RESP (the head) with `cont`: one before it has nothing to release and
+      // is ignored, as squeezelite ignores it.
+      fetcher?.log.warning("stream: cont before the response head, ignored")
+      return
+    case .body, .finished:
+      return
+    }
     icy = metaInterval > 0 ? ICYMetadataFilter(interval: metaInterval) : nil
     state = .body
     if var held {

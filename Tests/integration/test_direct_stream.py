@@ -4,9 +4,10 @@ and ICY metadata stripped from the audio and sent as META."""
 import socket
 import struct
 import threading
+import time
 
 from media import Capture
-from test_playback import MAC, events, mute_resp
+from test_playback import MAC, events
 
 
 def start(server, start_player):
@@ -16,6 +17,20 @@ def start(server, start_player):
     assert client, player.log()
     server.call(lambda: client.volume_set(100))
     return player, capture, client
+
+
+def heads_received(client) -> list[bytes]:
+    """The RESP frames (the station's response head) the player sends, recorded instead of
+    aioslimproto's answer to them (codc + cont with metaint 0, where LMS reads icy-metaint). As LMS
+    does, a test sends `cont` once the head has come: a `cont` before it finds no body to release
+    (squeezelite ignores one then too)."""
+    heads: list[bytes] = []
+
+    async def record(data: bytes) -> None:
+        heads.append(data)
+
+    client._process_resp = record
+    return heads
 
 
 def test_unknown_format_is_set_by_codc(server, start_player, media, media_server):
@@ -28,9 +43,9 @@ def test_unknown_format_is_set_by_codc(server, start_player, media, media_server
     assert capture.wait_for_length(len(reference), timeout=5) == reference
 
 
-def icy_server(body: bytes, interval: int, titles: list[bytes], tls=None):  # noqa: ANN001
+def icy_server(body: bytes, interval: int, titles: list[bytes], tls=None, head_delay: float = 0):  # noqa: ANN001
     """Serves `body` once with an ICY metadata block after every `interval` audio bytes; through TLS
-    with `tls` (an ssl.SSLContext)."""
+    with `tls` (an ssl.SSLContext); the response head `head_delay` seconds after the request."""
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
@@ -43,6 +58,7 @@ def icy_server(body: bytes, interval: int, titles: list[bytes], tls=None):  # no
             conn = tls.wrap_socket(conn, server_side=True)
         with conn:
             requests.append(conn.recv(4096))
+            time.sleep(head_delay)
             conn.sendall(b"ICY 200 OK\r\nicy-metaint: %d\r\nContent-Type: audio/wav\r\n\r\n" % interval)
             for index, offset in enumerate(range(0, len(body), interval)):
                 conn.sendall(body[offset : offset + interval])
@@ -60,7 +76,7 @@ def test_icy_metadata_is_stripped_and_sent_as_meta(server, start_player, media):
     body = wav.read_bytes()
     port, requests = icy_server(body, 16000, [b"StreamTitle='One';", b"", b"StreamTitle='Two';"])
     player, capture, client = start(server, start_player)
-    mute_resp(server, client)  # aioslimproto would answer with metaint 0; LMS reads icy-metaint
+    heads = heads_received(client)
     request = b"GET /radio HTTP/1.0\r\nIcy-MetaData: 1\r\n\r\n"
     server.call(
         lambda: client._send_strm(
@@ -69,6 +85,8 @@ def test_icy_metadata_is_stripped_and_sent_as_meta(server, start_player, media):
         )
     )
     assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5)
+    assert server.wait_for(lambda: heads, timeout=5), player.log()
+    assert b"icy-metaint: 16000" in heads[0].lower(), heads
     server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
     assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
     assert requests == [request], "the request goes out verbatim"
@@ -94,7 +112,7 @@ def test_an_https_stream_with_the_tls_flag_plays_with_its_icy_metadata(server, s
     body = wav.read_bytes()
     port, requests = icy_server(body, 16000, [b"StreamTitle='Secure';"], tls=context)
     player, capture, client = start(server, start_player)
-    mute_resp(server, client)
+    heads = heads_received(client)
     request = b"GET /radio HTTP/1.0\r\nHost: radio.test\r\nIcy-MetaData: 1\r\n\r\n"
     server.call(
         lambda: client._send_strm(
@@ -103,9 +121,40 @@ def test_an_https_stream_with_the_tls_flag_plays_with_its_icy_metadata(server, s
         )
     )
     assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5), player.log()
+    assert server.wait_for(lambda: heads, timeout=5), player.log()
+    assert b"icy-metaint: 16000" in heads[0].lower(), heads
     server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
     assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
     assert requests == [request], "the request goes out verbatim, inside TLS"
     reference = media.raw_reference(wav)
     assert capture.wait_for_length(len(reference), timeout=5) == reference
     assert [m.rstrip(b"\0") for m in server.recorder.metadata] == [b"StreamTitle='Secure';"]
+
+
+def test_a_cont_before_the_response_head_is_ignored_and_the_one_after_it_releases_the_body(
+    server, start_player, media
+):
+    """LMS sends `cont` in answer to RESP. One that comes before the station's head has no body to
+    release: it is ignored with a warning (as squeezelite ignores it), nothing plays, and the `cont`
+    after the head releases the body, which then plays whole."""
+    wav = media.tone("icy-early.wav", seconds=1)
+    port, _ = icy_server(wav.read_bytes(), 16000, [], head_delay=1.0)
+    player, capture, client = start(server, start_player)
+    heads = heads_received(client)
+    request = b"GET /radio HTTP/1.0\r\nIcy-MetaData: 1\r\n\r\n"
+    server.call(
+        lambda: client._send_strm(
+            b"s", autostart=b"3", codec_details=b"p????", threshold=1, flags=0, output_threshold=1,
+            server_port=port, server_ip=0x7F000001, httpreq=request,
+        )
+    )
+    assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5), player.log()
+    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+    assert server.wait_for(lambda: heads, timeout=5), player.log()
+    assert player.wait_for_log("cont before the response head, ignored", timeout=5), player.log()
+    time.sleep(1.0)
+    assert "STMs" not in events(server) and capture.bytes() == b"", player.log()
+    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    reference = media.raw_reference(wav)
+    assert capture.wait_for_length(len(reference), timeout=5) == reference

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -77,16 +78,6 @@ class Output:
         return self.frames() - before > seconds * RATE / 4
 
 
-def click_when_there(driver, by: str, value: str, timeout: float = 10) -> bool:  # noqa: ANN001
-    """Finds the element and clicks it, retrying both until they succeed together."""
-
-    def click() -> bool:
-        driver.find_element(by, value).click()
-        return True
-
-    return bool(wait(click, timeout))
-
-
 def click_button(driver, control_id: str) -> None:  # noqa: ANN001
     """Clicks one of the skin's player controls (an Ext button inside the element with that id)."""
     driver.switch_to.default_content()
@@ -119,12 +110,31 @@ def test_the_default_skin_controls_slimplay(real_lms, start_player, browser, tmp
 
     # Play the album from the library browser: My Music > Albums > the album's play button.
     browser.switch_to.frame("browser")
-    # Found and clicked in one step, again if the frame's page replaced the element in between
-    # (a stale element: the browser frame was still loading).
-    assert click_when_there(browser, By.ID, "MY_MUSIC"), "My Music did not show"
-    assert click_when_there(browser, By.LINK_TEXT, "Albums"), "Albums did not show"
-    row = wait(lambda: next(e for e in browser.find_elements(By.CSS_SELECTOR, ".browsedbListItem")
-                            if ALBUM in e.text), 15)
+    # Picking the player reloads the browser frame for it: work in the page that names the player
+    # (a list asked for in the page before was once replaced by that reload).
+    player_page = f"player={urllib.parse.quote(MAC)}"
+    assert wait(lambda: player_page in browser.execute_script("return document.location.href")
+                and browser.execute_script("return document.readyState") == "complete", 15), \
+        browser.execute_script("return document.location.href")
+
+    def album_row():  # noqa: ANN202
+        """The album's row once the list is there. A loaded page without it gets the next step
+        clicked: Albums in the expanded My Music menu, else My Music itself."""
+        if browser.execute_script("return document.readyState") != "complete":
+            return None
+        row = next((e for e in browser.find_elements(By.CSS_SELECTOR, ".browsedbListItem") if ALBUM in e.text), None)
+        if row is None:
+            albums = [e for e in browser.find_elements(By.LINK_TEXT, "Albums") if e.is_displayed()]
+            if albums:
+                albums[0].click()
+            elif not browser.execute_script("return window.myMusicOpened === true"):
+                # Once per page: a second click would fold the menu up again.
+                browser.find_element(By.ID, "MY_MUSIC").click()
+                browser.execute_script("window.myMusicOpened = true")
+        return row
+
+    row = wait(album_row, 30, step=1.0)
+    assert row is not None, browser.find_element(By.TAG_NAME, "body").text[:2000]
     # The row's buttons show while the pointer is over it.
     ActionChains(browser).move_to_element(row.find_element(By.CSS_SELECTOR, ".browseItemLink")).perform()
     play = row.find_element(By.CSS_SELECTOR, ".browsedbControls img[title='Play']")

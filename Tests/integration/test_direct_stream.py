@@ -33,6 +33,30 @@ def heads_received(client) -> list[bytes]:
     return heads
 
 
+def ask_for_station(server, client, player, port: int, request: bytes, flags: int = 0) -> None:  # noqa: ANN001
+    """A direct stream of the station on `port` as LMS asks for one (autostart 3: the body held
+    until `cont`), once the player has connected to it (STMc)."""
+    server.call(
+        lambda: client._send_strm(
+            b"s", autostart=b"3", codec_details=b"p????", threshold=1, flags=flags, output_threshold=1,
+            server_port=port, server_ip=0x7F000001, httpreq=request,
+        )
+    )
+    assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5), player.log()
+
+
+def send_cont(server, client) -> None:  # noqa: ANN001
+    """`cont` with the station's metadata interval (16000, as every station here uses)."""
+    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+
+
+def cont_after_head(server, client, player, heads: list[bytes]) -> None:  # noqa: ANN001
+    """As LMS: `cont` once the station's head has come in a RESP, with the interval it names."""
+    assert server.wait_for(lambda: heads, timeout=5), player.log()
+    assert b"icy-metaint: 16000" in heads[0].lower(), heads
+    send_cont(server, client)
+
+
 def test_unknown_format_is_set_by_codc(server, start_player, media, media_server):
     flac = media.flac(media.tone("codc.wav", seconds=1))
     media_server.aliases["/track"] = flac.name  # no extension: aioslimproto sends format '?'
@@ -78,16 +102,8 @@ def test_icy_metadata_is_stripped_and_sent_as_meta(server, start_player, media):
     player, capture, client = start(server, start_player)
     heads = heads_received(client)
     request = b"GET /radio HTTP/1.0\r\nIcy-MetaData: 1\r\n\r\n"
-    server.call(
-        lambda: client._send_strm(
-            b"s", autostart=b"3", codec_details=b"p????", threshold=1, flags=0, output_threshold=1,
-            server_port=port, server_ip=0x7F000001, httpreq=request,
-        )
-    )
-    assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5)
-    assert server.wait_for(lambda: heads, timeout=5), player.log()
-    assert b"icy-metaint: 16000" in heads[0].lower(), heads
-    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+    ask_for_station(server, client, player, port, request)
+    cont_after_head(server, client, player, heads)
     assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
     assert requests == [request], "the request goes out verbatim"
     reference = media.raw_reference(wav)
@@ -114,16 +130,8 @@ def test_an_https_stream_with_the_tls_flag_plays_with_its_icy_metadata(server, s
     player, capture, client = start(server, start_player)
     heads = heads_received(client)
     request = b"GET /radio HTTP/1.0\r\nHost: radio.test\r\nIcy-MetaData: 1\r\n\r\n"
-    server.call(
-        lambda: client._send_strm(
-            b"s", autostart=b"3", codec_details=b"p????", threshold=1, flags=0x20, output_threshold=1,
-            server_port=port, server_ip=0x7F000001, httpreq=request,
-        )
-    )
-    assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5), player.log()
-    assert server.wait_for(lambda: heads, timeout=5), player.log()
-    assert b"icy-metaint: 16000" in heads[0].lower(), heads
-    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+    ask_for_station(server, client, player, port, request, flags=0x20)
+    cont_after_head(server, client, player, heads)
     assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
     assert requests == [request], "the request goes out verbatim, inside TLS"
     reference = media.raw_reference(wav)
@@ -141,20 +149,13 @@ def test_a_cont_before_the_response_head_is_ignored_and_the_one_after_it_release
     port, _ = icy_server(wav.read_bytes(), 16000, [], head_delay=1.0)
     player, capture, client = start(server, start_player)
     heads = heads_received(client)
-    request = b"GET /radio HTTP/1.0\r\nIcy-MetaData: 1\r\n\r\n"
-    server.call(
-        lambda: client._send_strm(
-            b"s", autostart=b"3", codec_details=b"p????", threshold=1, flags=0, output_threshold=1,
-            server_port=port, server_ip=0x7F000001, httpreq=request,
-        )
-    )
-    assert server.wait_for(lambda: any(s.event == "STMc" for s in server.recorder.stats), timeout=5), player.log()
-    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
-    assert server.wait_for(lambda: heads, timeout=5), player.log()
+    ask_for_station(server, client, player, port, b"GET /radio HTTP/1.0\r\nIcy-MetaData: 1\r\n\r\n")
+    send_cont(server, client)  # the head comes a second after the request
     assert player.wait_for_log("cont before the response head, ignored", timeout=5), player.log()
+    assert server.wait_for(lambda: heads, timeout=5), player.log()
     time.sleep(1.0)
     assert "STMs" not in events(server) and capture.bytes() == b"", player.log()
-    server.send_frame(client, b"cont", struct.pack("!IBH", 16000, 0, 0))
+    cont_after_head(server, client, player, heads)
     assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
     reference = media.raw_reference(wav)
     assert capture.wait_for_length(len(reference), timeout=5) == reference

@@ -49,9 +49,10 @@ public protocol OutputDevice: AnyObject {
   /// Starts playing what is queued now rather than at the device's start threshold, so that its
   /// delay is what will be heard (a timed start lines up against it).
   func startQueued()
-  /// A pause on a device without a clock: a pipe takes back what it holds and writes it again
-  /// first on resume (the default drops it). A clocked device is not asked: what it holds plays
-  /// out, as on squeezelite, so nothing is lost or heard twice whatever its delay estimate.
+  /// A pause on a device without a clock: what it still holds afterwards plays out before the
+  /// pause (a pipe keeps it all for its reader; the default drops it), and the position is final
+  /// at once. A clocked device is not asked: what it holds plays out, as on squeezelite, so
+  /// nothing is lost or heard twice whatever its delay estimate.
   func pauseQueued()
   /// Blocks until everything queued has been heard (the output ran out of frames), then stays
   /// ready for more.

@@ -118,7 +118,9 @@ extension OutputPlayer {
         pauseSilenceDue = device.delayFrames() + 2 * device.chunkFrames
       }
       state = .paused
-      publish(running: false)
+      // What a device without a clock still holds is its reader's (a pipe's): the pause lands after
+      // it, as on squeezelite's stdout, and the position is final at once.
+      publish(running: false, heardAll: !device.isClocked)
     }
     if let start = pending.start {
       if case .running = state {

@@ -14,9 +14,9 @@ import Support
 /// enough that a player starved of CPU for a scheduling period (a throttled control group) keeps
 /// the reader fed, and no deeper: gain is applied before the pipe, so a volume change (and LMS's
 /// fade around a pause) is heard a pipe late. A flush takes back what it queued, as `snd_pcm_drop`
-/// does, and a pause takes it back to write it again on resume, as `snd_pcm_pause` keeps it.
-/// Another user's pipe cannot be emptied from this end, so it is kept to one page (23 ms of CD
-/// audio).
+/// does; a pause lets the reader have it, as squeezelite's pipe does, so LMS's fade-out before
+/// the pause is heard before it. Another user's pipe cannot be emptied from this end, so it is
+/// kept to one page (23 ms of CD audio).
 ///
 /// Into a deep pipe the output writes a quarter of the pipe at a time, and waits for that much room
 /// on the clock rather than in `write`: a writer blocked in a full pipe is woken by every read of
@@ -38,9 +38,6 @@ public final class StandardOutput: OutputDevice {
   /// frame boundary after a drain.
   private var bytesWritten = 0
   private var bytesDrained = 0
-  /// What a pause took back from the pipe, in order, written again before anything new.
-  private var held = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-  private var heldBytes = 0
 
   /// `fileDescriptor` is standard output but for tests.
   public init(format: SampleFormat, fileDescriptor: Int32 = 1) {
@@ -53,7 +50,6 @@ public final class StandardOutput: OutputDevice {
 
   deinit {
     scratch.deallocate()
-    held.deallocate()
   }
 
   public func open(sampleRate: Int) throws(OutputError) {
@@ -73,11 +69,6 @@ public final class StandardOutput: OutputDevice {
       let granted = Int(slimplay_set_pipe_size(fileDescriptor, Int32(size)))
       pipeCapacity = drainable && granted >= size ? granted : 0
       chunkFrames = pipeCapacity > 0 ? min(scratch.count, pipeCapacity / 4) / frameBytes : 1024
-      if pipeCapacity > held.count, heldBytes == 0 {
-        // Untouched until a pause fills it; sized on opening, never on the way to the device.
-        held.deallocate()
-        held = .allocate(byteCount: pipeCapacity, alignment: 16)
-      }
     }
     self.sampleRate = sampleRate
     isOpen = true
@@ -100,14 +91,12 @@ public final class StandardOutput: OutputDevice {
   }
 
   public func close() {
-    heldBytes = 0
     isOpen = false
   }
 
   public func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int {
     let maxSamples = scratch.count / packer.bytesPerSample
     let taken = UnsafeBufferPointer(rebasing: samples[0..<min(samples.count, maxSamples)])
-    try writeHeld()
     let byteCount = packer.pack(taken, into: scratch, dither: dither)
     // The output thread has waited for the room (where a command could cut the wait short); a
     // reader running late blocks this write until its next read.
@@ -118,19 +107,6 @@ public final class StandardOutput: OutputDevice {
     }
     bytesWritten &+= byteCount
     return taken.count / 2
-  }
-
-  /// What a pause took back goes out first, so the reader's stream goes on where it stopped (into
-  /// the room the pause made).
-  private func writeHeld() throws(OutputError) {
-    guard heldBytes > 0 else { return }
-    if case .failure(let failure) = POSIXIO.writeAll(
-      fileDescriptor, UnsafeRawBufferPointer(rebasing: held[0..<heldBytes]))
-    {
-      throw .writeFailed("stdout: \(failure)")
-    }
-    bytesWritten &+= heldBytes
-    heldBytes = 0
   }
 
   /// How long the reader, at the stream's rate, takes to make room for `byteCount` bytes. A reader
@@ -152,17 +128,15 @@ public final class StandardOutput: OutputDevice {
     UInt64(nanosecondsUntilRoom(forBytes: min(frames, chunkFrames) * packer.bytesPerFrame))
   }
 
-  /// What sits in the pipe, or was taken back from it by a pause, has not been heard yet (0 for a
-  /// file or a terminal).
+  /// What sits in the pipe has not been heard yet (0 for a file or a terminal).
   public func delayFrames() -> Int {
-    (max(0, Int(slimplay_queued_bytes(fileDescriptor))) + heldBytes) / packer.bytesPerFrame
+    max(0, Int(slimplay_queued_bytes(fileDescriptor))) / packer.bytesPerFrame
   }
 
   /// Takes back what the pipe holds, when it can. The reader may have taken part of a frame; it
   /// gets the rest of that frame as zeros, so that what follows starts on a frame boundary.
   public func discardQueued() {
     guard drainable else { return }
-    heldBytes = 0  // counted as drained when it was taken back
     let dropped = slimplay_drain_pipe(fileDescriptor)
     guard dropped > 0 else { return }
     bytesDrained &+= Int(dropped)
@@ -176,20 +150,13 @@ public final class StandardOutput: OutputDevice {
     }
   }
 
-  /// A pause takes back what the pipe holds (the position stops where the reader stopped) and
-  /// keeps it for the resume: nothing is lost or heard twice, even from inside a frame.
-  public func pauseQueued() {
-    guard drainable, held.count > heldBytes, let base = held.baseAddress else { return }
-    let taken = slimplay_take_back_pipe(fileDescriptor, base + heldBytes, held.count - heldBytes)
-    guard taken > 0 else { return }
-    heldBytes += Int(taken)
-    bytesDrained &+= Int(taken)
-  }
+  /// A pause leaves the pipe to its reader: what it holds (LMS's fade-out among it) is heard
+  /// before the pause, and the resume's frames follow it, nothing lost or heard twice.
+  public func pauseQueued() {}
 
   /// Waits until the reader has taken everything (the last track's end must reach it before the
   /// track is reported over), at most the time the queued bytes take to play and a second.
   public func playOutQueued() {
-    try? writeHeld()
     let bytesPerSecond = sampleRate * packer.bytesPerFrame
     var queued = Int(slimplay_queued_bytes(fileDescriptor))
     guard queued > 0, bytesPerSecond > 0 else { return }

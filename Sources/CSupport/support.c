@@ -49,18 +49,15 @@ int slimplay_pipe_is_drainable(int fd) {
     return 1;
 }
 
-// Reads what the pipe holds into `buffer`, up to `capacity` bytes; `reuse` reads every chunk into
-// the start of the buffer (to throw it away).
-static long read_back(int fd, char *buffer, long capacity, int reuse) {
+long slimplay_drain_pipe(int fd) {
     int reader = open_pipe_reader(fd);
     if (reader < 0) return -errno;
-    long taken = 0;
+    char discard[8192];
+    long dropped = 0;
     for (;;) {
-        long room = reuse ? capacity : capacity - taken;
-        if (room <= 0) break;
-        ssize_t count = read(reader, reuse ? buffer : buffer + taken, (size_t)room);
+        ssize_t count = read(reader, discard, sizeof discard);
         if (count > 0) {
-            taken += count;
+            dropped += count;
         } else if (count < 0 && errno == EINTR) {
             continue;
         } else {
@@ -68,16 +65,7 @@ static long read_back(int fd, char *buffer, long capacity, int reuse) {
         }
     }
     close(reader);
-    return taken;
-}
-
-long slimplay_drain_pipe(int fd) {
-    char discard[8192];
-    return read_back(fd, discard, sizeof discard, 1);
-}
-
-long slimplay_take_back_pipe(int fd, void *buffer, long capacity) {
-    return read_back(fd, buffer, capacity, 0);
+    return dropped;
 }
 
 #include <elf.h>

@@ -180,7 +180,7 @@ import Testing
     }
   }
 
-  @Test func aPauseTakesBackWhatIsQueuedAndTheResumeWritesItFirst() throws {
+  @Test func aPauseLeavesWhatIsQueuedToTheReaderAndTheResumeFollowsIt() throws {
     // The same frames through a pipe without a pause: the stream the reader must get.
     let plain = Pipe()
     let reference = StandardOutput(format: .s24_3, fileDescriptor: plain.writeEnd)
@@ -195,12 +195,10 @@ import Testing
     try write(output, frames(2000))
     var got = pipe.read(4096)  // 682 frames and 4 bytes of the next
     output.pauseQueued()
-    #expect(output.delayFrames() == (12000 - 4096) / 6, "what was taken back is still to be heard")
-    #expect(fcntl(pipe.readEnd, F_SETFL, O_NONBLOCK) == 0)
-    #expect(pipe.read(100).isEmpty, "nothing reaches the reader while paused")
-    #expect(fcntl(pipe.readEnd, F_SETFL, 0) == 0)
-    try write(output, frames(3, from: 9000))
+    #expect(output.delayFrames() == (12000 - 4096) / 6, "what the pipe holds is still to be heard")
     got += pipe.read(12000 - 4096)
+    #expect(output.delayFrames() == 0, "heard once the reader has it")
+    try write(output, frames(3, from: 9000))
     got += pipe.read(18)
     #expect(got == expected)
   }

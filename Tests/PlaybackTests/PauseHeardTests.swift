@@ -65,6 +65,49 @@ final class ClockedSink: OutputDevice, Sendable {
   func playOutQueued() {}
 }
 
+/// A pipe in memory: it holds at most `capacityFrames` until its reader (the test) takes them; no
+/// clock of its own.
+final class ReaderPacedSink: OutputDevice, Sendable {
+  let name = "pipe"
+  let chunkFrames = 512
+  let sampleRate = 44100
+  let capacityFrames = 4096
+  private struct State {
+    var isOpen = false
+    var held = 0
+    var written = 0
+  }
+  private let state = Mutex(State())
+
+  var isOpen: Bool { state.withLock { $0.isOpen } }
+  /// Frames written in all.
+  var writtenFrames: Int { state.withLock { $0.written } }
+  var heldFrames: Int { state.withLock { $0.held } }
+
+  func open(sampleRate: Int) throws(OutputError) { state.withLock { $0.isOpen = true } }
+  func close() { state.withLock { $0.isOpen = false } }
+
+  func write(_ samples: UnsafeBufferPointer<Int32>, dither: Bool) throws(OutputError) -> Int {
+    state.withLock {
+      let taken = min(samples.count / 2, capacityFrames - $0.held)
+      $0.held += taken
+      $0.written += taken
+      return taken
+    }
+  }
+
+  /// The reader takes up to `frames`.
+  func read(_ frames: Int) { state.withLock { $0.held -= min(frames, $0.held) } }
+
+  func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {
+    heldFrames + min(frames, chunkFrames) > capacityFrames ? 1_000_000 : 0
+  }
+  func delayFrames() -> Int { heldFrames }
+  func pauseQueued() {}
+  func discardQueued() { state.withLock { $0.held = 0 } }
+  func playOutQueued() {}
+}
+
 extension PlaybackTests {
   @Suite("Pause heard")
   struct PauseHeard {
@@ -100,6 +143,39 @@ extension PlaybackTests {
       #expect(position.framesPlayed == atEvent.audio)
       let later = MonotonicClock.nanoseconds() + 5_000_000_000
       #expect(position.elapsedMilliseconds(at: later) == (atEvent.audio * 1000 + 22050) / 44100)
+    }
+
+    /// Paused on a pipe, nothing more is written and what the pipe holds is its reader's (LMS's
+    /// fade-out before the pause is heard before it, as on squeezelite's stdout): the position is
+    /// everything written from the pause on, and stays so while the reader takes the rest.
+    @Test func aPauseOnAPipeLeavesWhatItHeldToItsReaderAndCountsItHeard() throws {
+      let sink = ReaderPacedSink()
+      let output = FrameOutput(capacityFrames: 1 << 16)
+      output.beginTrack(id: 1)
+      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+      let samples = output.writableSamples()
+      for index in 0..<samples.count { samples[index] = Int32(index % 1000 + 1) << 8 }
+      #expect(output.commit(frames: 1 << 15, format: format))
+      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      player.start(.now)
+      #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
+      sink.read(1024)
+      #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
+      player.pause()
+      #expect(eventually(within: 2) { !player.currentPosition().isRunning })
+      let written = sink.writtenFrames
+      usleep(100_000)
+      #expect(sink.writtenFrames == written, "nothing written after the pause")
+      #expect(sink.heldFrames == sink.capacityFrames, "what the pipe held is kept for its reader")
+      let position = player.currentPosition()
+      #expect(!position.isRunning)
+      #expect(position.framesPlayed == written)
+      #expect(position.delayFrames == 0)
     }
   }
 }

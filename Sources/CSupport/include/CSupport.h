@@ -32,10 +32,6 @@ int slimplay_pipe_is_drainable(int fd);
 /// end open would hide the reader's exit from the writer). Returns the bytes dropped, or -errno.
 long slimplay_drain_pipe(int fd);
 
-/// Like `slimplay_drain_pipe`, but keeps what it takes, in order, in `buffer` (at most `capacity`
-/// bytes; anything past that stays in the pipe). Returns the bytes taken, or -errno.
-long slimplay_take_back_pipe(int fd, void *buffer, long capacity);
-
 /// Sets glibc's allocator up for a small resident footprint; call before any thread starts.
 /// One arena for every thread (nothing on the realtime path allocates, so there is no contention
 /// to spread), and a fixed 128 KiB threshold above which blocks are mapped on their own and

@@ -52,7 +52,7 @@ build_release() {
 }
 
 ensure_venv() {
-  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aioslimproto, pytest, selenium, numpy' 2>/dev/null; then
+  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aioslimproto, pytest, selenium, numpy, xdist' 2>/dev/null; then
     log "creating the test venv with aioslimproto 3.3.0"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/Tests/integration/requirements.txt"

@@ -1,7 +1,7 @@
-"""The real Lyrion/Logitech Media Server 7.9.1 for the integration tests, and a tagged library made for it.
+"""The real Lyrion/Logitech Media Server (8.3.0 or 7.9.1) for the integration tests, and a tagged library made for it.
 
-`RealLMS` wraps `../shared/lms/lms` (the script that runs an unmodified LMS 7.9.1 as the `squeezeboxserver`
-user; it needs root). The test talks to the server over JSON-RPC from its own address, 127.0.0.3, so that
+`RealLMS` wraps `../shared/lms/lms` (the script that runs an unmodified LMS as the `squeezeboxserver` user; it
+needs root). The test talks to the server over JSON-RPC from its own address, 127.0.0.3, so that
 `partition()` (iptables DROP rules between the player at 127.0.0.1 and the server) cuts the player off
 without cutting off the test.
 
@@ -35,6 +35,9 @@ PLAYER_ADDR = "127.0.0.1"  # where slimplay's connections come from (the kernel'
 CLIENT_ADDR = "127.0.0.3"  # the test's own JSON-RPC source address: not partitioned
 STATUS_TAGS = "tags:adlKuf"
 LMS_USER = "squeezeboxserver"  # the script runs LMS as this user
+# The version every real-LMS test runs on (closest to what users run); SLIMPLAY_LMS_VERSION=7.9.1 runs them on
+# the other one. Tests marked `lms_versions("8.3.0", "7.9.1")` run on both.
+DEFAULT_VERSION = os.environ.get("SLIMPLAY_LMS_VERSION", "8.3.0")
 
 
 class LMSError(RuntimeError):
@@ -365,8 +368,9 @@ class RealLMS:
     """One LMS instance driven by the `lms` script: `LMS_MUSIC`, `LMS_STATE`, `LMS_ADDR` as given."""
 
     def __init__(self, script: Path, music: Path, state: Path, addr: str = "127.0.0.2", http_port: int = 9000,
-                 start_timeout: float = 300, library: MusicLibrary | None = None):
+                 start_timeout: float = 300, library: MusicLibrary | None = None, version: str = DEFAULT_VERSION):
         self.script = Path(script)
+        self.version = version
         self.music = Path(music)
         self.state = Path(state)
         self.addr = addr
@@ -389,7 +393,7 @@ class RealLMS:
 
     def _env(self) -> dict[str, str]:
         return {**os.environ, "LMS_MUSIC": str(self.music), "LMS_STATE": str(self.state), "LMS_ADDR": self.addr,
-                "LMS_HTTP_PORT": str(self.http_port), "LMS_START_TIMEOUT": str(int(self.start_timeout)),
+                "LMS_HTTP_PORT": str(self.http_port), "LMS_VERSION": self.version, "LMS_START_TIMEOUT": str(int(self.start_timeout)),
                 "CURL_HOME": str(self._curl_home)}
 
     def script_run(self, *args: str, timeout: float | None = None) -> str:

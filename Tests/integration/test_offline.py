@@ -3,6 +3,8 @@
 import json
 import time
 
+import pytest
+
 from media import Capture
 
 MAC = "02:11:22:33:44:70"
@@ -185,6 +187,7 @@ def test_server_killed_with_the_current_track_not_cached_plays_the_buffer_then_t
     assert first.startswith(played_of_first), "the first track's buffered part plays unchanged"
 
 
+@pytest.mark.slow
 def test_resync_after_a_20_s_outage_brings_lms_to_the_true_position(lms_factory, start_player, media, tmp_path):
     lms = lms_factory(volume=100)
     files = queue_media(media, "resync", seconds=(12, 12, 12))
@@ -247,6 +250,7 @@ def test_resync_after_the_server_forgot_the_player_and_server_control_works_afte
     assert 0 < peak < 8000
 
 
+@pytest.mark.slow
 def test_queue_edited_during_the_outage_the_server_order_wins_and_the_heard_track_plays_on(
     lms_factory, start_player, media, tmp_path
 ):
@@ -404,6 +408,7 @@ def test_no_offline_turns_the_feature_off(lms_factory, start_player, media, tmp_
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.slow
 def test_a_restarted_player_without_a_server_resumes_from_the_cache(lms_factory, start_player, media, tmp_path):
     lms = lms_factory(volume=100)
     files = queue_media(media, "resume", seconds=(12, 4))

@@ -67,18 +67,40 @@ def differing_spans(got: bytes, expected: bytes, frame: int = 4) -> list[tuple[i
 
 
 def assert_exact_but_for_fades(got: bytes, expected: bytes, fades: list[int], bytes_per_second: int) -> None:
-    """Equal length and equal samples, except in LMS's 0.3125 s volume fades around a pause or a
-    resume (Slim::Player::StreamingController fades out before it pauses): capture offsets in `fades`,
-    each with a window of 0.5 s before and after. Nothing may be lost or repeated there either: the
-    samples after the window match at the same offset."""
+    """Equal length and equal samples, except in LMS's volume fades around a pause and a resume
+    (Slim::Player::StreamingController fades out for 0.3125 s before it pauses; 8.3 also fades in after
+    the resume, where 7.9.1 comes back at full volume at once): capture offsets in `fades` (where the
+    pause landed), each with a window of 0.5 s before it and 1 s after it. The gain goes into the pipe
+    with the samples, so a pipe's depth (0.37 s of 16-bit 44.1 kHz) of them carries the volume of the
+    moment they were written: those written once the fade-out had reached silence, before the `strm p`,
+    and those that refill the pipe at the resume, before 8.3's fade-in has risen (seen: up to 0.84 s
+    after the pause). Nothing may be lost or repeated there either: the samples after the window match at
+    the same offset."""
     assert len(got) == len(expected), f"{len(got) - len(expected):+d} bytes"
-    window = bytes_per_second // 2
+    before, after = bytes_per_second // 2, bytes_per_second
     spans = differing_spans(got, expected)
     print("differing spans (s):", [(round(a / bytes_per_second, 3), round(b / bytes_per_second, 3)) for a, b in spans])
-    stray = [span for span in spans if not any(at - window <= span[0] and span[1] <= at + window for at in fades)]
+    stray = [span for span in spans if not any(at - before <= span[0] and span[1] <= at + after for at in fades)]
+    for at in fades:
+        print(f"level against the reference around {at / bytes_per_second:.3f} s:",
+              gain_profile(got, expected, at - 2 * before, at + 3 * before, bytes_per_second))
     assert not stray, f"samples differ outside the pause fades: {stray[:5]}"
 
 
+def gain_profile(got: bytes, expected: bytes, start: int, end: int, bytes_per_second: int) -> str:
+    """The level of `got` against `expected` (16-bit frames) every 50 ms from byte `start` to `end`."""
+    import numpy as np
+
+    step = bytes_per_second // 20 // 4 * 4
+    levels = []
+    for at in range(max(0, start // 4 * 4), min(end, len(got), len(expected)) - step, step):
+        a = np.frombuffer(got[at:at + step], dtype="<i2").astype(np.float64)
+        b = np.frombuffer(expected[at:at + step], dtype="<i2").astype(np.float64)
+        levels.append(f"{at / bytes_per_second:.2f}:{np.sqrt((a * a).sum() / max((b * b).sum(), 1e-9)):.2f}")
+    return " ".join(levels)
+
+
+@pytest.mark.lms_versions("8.3.0", "7.9.1")  # registration and the queue
 def test_three_flac_tracks_play_bit_exact_and_lms_follows_the_queue(real_lms, start_player, tmp_path):
     tracks = real_lms.library.tracks("FLAC 16-44")[:3]
     reference = b"".join(track.reference() for track in tracks)
@@ -114,6 +136,7 @@ def test_three_flac_tracks_play_bit_exact_and_lms_follows_the_queue(real_lms, st
     assert [m for _, _, m in seen if m is not None].count("play") >= len(seen) // 2, seen
 
 
+@pytest.mark.lms_versions("8.3.0", "7.9.1")
 def test_pause_and_resume_from_lms_lose_and_repeat_no_sample(real_lms, start_player, tmp_path):
     tracks = real_lms.library.tracks("FLAC 16-44")[:2]
     reference = b"".join(track.reference() for track in tracks)
@@ -430,6 +453,7 @@ def test_native_dsd_reaches_an_alsa_device_in_its_format_and_falls_back_where_th
         pulse.stop()
 
 
+@pytest.mark.lms_versions("8.3.0", "7.9.1")
 @pytest.mark.parametrize("content_type", ["audio/ogg", "audio/flac"])
 def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, start_player, tmp_path, content_type):
     """An Ogg FLAC internet stream of two chained links (as a station sends song after song), which
@@ -450,6 +474,11 @@ def test_an_ogg_flac_radio_stream_plays_whatever_its_content_type(real_lms, star
                                    "--sign=signed", str(tmp_path / f"{name}.oga")], check=True,
                                   capture_output=True).stdout
     body = (tmp_path / "a.oga").read_bytes() + (tmp_path / "b.oga").read_bytes()
+    if content_type == "audio/flac" and real_lms.version == "8.3.0":
+        # Seen on 8.3.0: it does not hand an audio/flac station to the player but relays it itself as
+        # native FLAC (`f` from its own port 9000), and what arrives is not the station's Ogg pages (the
+        # player's FLAC decoder loses sync in it, as libFLAC would in squeezelite).
+        pytest.skip("LMS 8.3.0 relays an audio/flac station as native FLAC; an Ogg body does not survive it")
     with station({"/station.oga": (body, content_type)}, seconds={"/station.oga": 7.7}) as base:
         player, capture = start(real_lms, start_player, tmp_path, "-d", "stream=info")
         real_lms.rpc(MAC, ["playlist", "play", f"{base}/station.oga"])
@@ -477,6 +506,11 @@ def mapped_libraries(pid: int) -> set[str]:
             if "/" in line}
 
 
+# 7.9.1 only: 8.3.0 first reads a station itself (Slim::Utils::Scanner::Remote), and its asynchronous TLS
+# client gives up on every https connection here at once ("Connect timed out" within 50 ms, the socket not
+# yet connected and errno not EAGAIN: Net::HTTPS::NB over Debian 12's IO::Socket::SSL), so the player
+# is never told the station.
+@pytest.mark.lms_versions("7.9.1")
 def test_an_https_stream_comes_straight_from_its_server_through_tls(real_lms, start_player, tmp_path):
     """`CanHTTPS=1`: LMS hands the player an https station as it is (port 443, no relay), and the
     player decrypts it itself: the whole capture equals `flac -d` of the file. libssl is mapped only

@@ -19,7 +19,8 @@ from media import Capture
 from real_lms import LMSError, UnknownPlayer
 from test_real_lms import assert_exact_but_for_fades, first_difference
 
-pytestmark = pytest.mark.real_lms
+# Outages in real time, on both LMS versions (they differ at a reconnect and after a restart).
+pytestmark = [pytest.mark.real_lms, pytest.mark.slow, pytest.mark.lms_versions("8.3.0", "7.9.1")]
 
 MAC = "02:11:22:33:44:91"
 
@@ -88,7 +89,7 @@ def launch(real_lms, start_player, tmp_path, queue: Queue, *extra: str, name: st
         real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
         "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", queue.sample_format, "-n", "offline-test",
-        "--cache-dir", str(tmp_path / "cache"), "-d", "cache=debug", "-d", "lms=info",
+        "--cache-dir", str(tmp_path / "cache"), "-d", "cache=debug", "-d", "lms=info", "-d", "stream=info",
         "--lms-port", str(real_lms.http_port), *extra, name=name, capture=True)
     capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
     if not wait:
@@ -336,6 +337,7 @@ def test_server_outage(real_lms, start_player, tmp_path, queue_name, outage, sec
 
 
 @pytest.mark.timeout(400)
+@pytest.mark.slow(seconds=100)
 @pytest.mark.parametrize(("seconds", "queue_name"), [
     (20, "FLAC 16-44"), (20, "FLAC, MP3 CBR and VBR"), (90, "Long FLAC, MP3 CBR and VBR")])
 def test_network_partition_is_noticed_before_the_buffer_runs_out(
@@ -416,6 +418,7 @@ def test_a_partition_that_outlasts_the_cache_ends_with_lms_playing_the_next_trac
 
 
 @pytest.mark.timeout(400)
+@pytest.mark.slow(seconds=140)
 def test_a_flapping_link_ten_partitions_in_two_minutes(real_lms, start_player, tmp_path):
     import random
 
@@ -554,6 +557,7 @@ def test_player_restarted_during_the_outage_resumes_from_its_saved_state(real_lm
 
 
 @pytest.mark.timeout(900)
+@pytest.mark.slow(seconds=420)
 def test_partition_longer_than_lms_forgets_a_player(real_lms, start_player, tmp_path):
     """LMS forgets a player 300 s after it dropped it: the player comes back as a new one, and LMS
     restores its queue stopped. The queue repeats the long album so it outlasts the outage."""

@@ -49,6 +49,8 @@ def test_rates_the_output_lacks_are_resampled_and_the_rest_pass_bit_exact(real_l
     assert abs(heard - lms_time) < 1.0, f"LMS at {lms_time} s, {heard} s written"
 
 
+@pytest.mark.slow
+@pytest.mark.lms_versions("8.3.0", "7.9.1")
 def test_a_partition_in_a_resampled_track_hands_off_to_the_cache_without_a_gap(real_lms, start_player, tmp_path):
     """The network to LMS cut for 15 s 6 s into the first (resampled) track, its stream still in flight: the cached copy is decoded and
     resampled again from its start and takes over at the exact next output frame; LMS is then moved

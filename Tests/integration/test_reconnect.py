@@ -2,11 +2,14 @@
 
 import time
 
+import pytest
+
 from lms import LoopbackServer
 
 MAC = "02:11:22:33:44:57"
 
 
+@pytest.mark.slow
 def test_reconnects_by_itself_with_the_reconnect_bit(server, start_player):
     player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null", "-d", "slimproto=info")
     assert server.wait_for(lambda: server.player(MAC), timeout=5)

@@ -3,6 +3,8 @@
 import struct
 import time
 
+import pytest
+
 from aioslimproto.models import EventType
 from lms import LoopbackServer
 
@@ -52,6 +54,7 @@ def test_a_distinct_model_string_can_be_asked_for(server, start_player):
     assert "Model=slimplay" in caps and "ModelName=SlimPlay" in caps
 
 
+@pytest.mark.slow
 def test_heartbeats_for_sixty_seconds(server, start_player):
     player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null")
     client = server.wait_for(lambda: server.player(MAC), timeout=5)

@@ -4,6 +4,8 @@ import socket
 import threading
 import time
 
+import pytest
+
 from test_playback import MAC, events, lms_style_strm, mute_resp
 
 
@@ -50,6 +52,7 @@ def test_truncated_flac_plays_what_it_has_then_ends(server, start_player, media,
     assert player.alive and server.player(MAC) is client
 
 
+@pytest.mark.slow
 def test_stalled_stream_times_out_with_dsco_4(server, start_player):
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -12,9 +12,11 @@ import os
 
 import pytest
 from player import binary_path
+from real_lms import DEFAULT_VERSION
 from sync_measure import PairResult, run_pair
 
-pytestmark = [pytest.mark.real_lms,
+# CPU-sensitive (offsets read to the sample while two players and LMS share two cores): run alone.
+pytestmark = [pytest.mark.real_lms, pytest.mark.serial,
               pytest.mark.skipif(not os.path.exists("/usr/bin/squeezelite"), reason="squeezelite not installed")]
 
 LIMIT_MS = 2.0
@@ -30,8 +32,9 @@ PAIRS = [("squeezelite", "squeezelite"), ("squeezelite", "slimplay"), ("slimplay
 
 
 @pytest.fixture(scope="module")
-def measured(real_lms, tmp_path_factory):
+def measured(real_lms_pool, tmp_path_factory):
     """kinds -> PairResult, each pair measured once per session."""
+    real_lms = real_lms_pool.get(DEFAULT_VERSION)
     results: dict[tuple[str, str], PairResult] = {}
     folder = tmp_path_factory.mktemp("sync")
 

@@ -186,8 +186,11 @@ def lms_version(request) -> str:
 def real_lms(real_lms_pool, lms_version):
     """The real LMS (8.3.0 unless the test asks for other versions with `@pytest.mark.lms_versions`) on this
     worker's loopback address, over the test library (made once, in /tmp/slimplay-lms-music), with a
-    database made fresh for the session (scanned on start); stopped at the end of the session. See real_lms.py."""
-    return real_lms_pool.get(lms_version)
+    database made fresh for the session (scanned on start); stopped at the end of the session. Every queue is
+    emptied before the test (see RealLMS.clear_queues). See real_lms.py."""
+    server = real_lms_pool.get(lms_version)
+    server.clear_queues()
+    return server
 
 
 @pytest.fixture(autouse=True)

@@ -536,6 +536,14 @@ class RealLMS:
     def players(self) -> list[dict[str, Any]]:
         return self.server_status().get("players_loop", [])
 
+    def clear_queues(self) -> None:
+        """Empties the queue of every player the server knows, connected or not: tests share a server, and
+        a player coming back with the MAC of one the server still shows playing (within the 300 s before
+        it forgets it) is made to play on by itself, 8.3.0 from where it was."""
+        for player in self.players():
+            with contextlib.suppress(LMSError, OSError):
+                self.rpc(player["playerid"], ["playlist", "clear"])
+
     def connected(self, mac: str) -> bool:
         try:
             return any(p.get("playerid") == mac and _int(p.get("connected")) == 1 for p in self.players())

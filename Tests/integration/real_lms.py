@@ -506,6 +506,29 @@ class RealLMS:
         if left := _kill_and_wait(victims):
             raise LMSError(f"processes {left} survived SIGKILL")
 
+    def saved_client_pref(self, mac: str, name: str) -> str | None:
+        """A player's setting as the server last wrote it to its prefs file (it writes 10 s after a change)."""
+        try:
+            text = (self.state / "prefs" / "server.prefs").read_text(errors="replace")
+        except OSError:
+            return None
+        section = text.split(f"\n_client:{mac}:\n", 1)
+        if len(section) < 2:
+            return None
+        for line in section[1].splitlines():
+            if not line.startswith("  "):
+                break  # the next client's section
+            key, _, value = line.strip().partition(": ")
+            if key == name:
+                return value
+        return None
+
+    def wait_saved(self, mac: str, name: str, value: str, timeout: float = 15) -> None:
+        """Waits until the server has written a player's setting: a killed server restarts with what it
+        had written, so a setting changed less than 10 s before a kill comes back as it was before."""
+        if not self.wait_for(lambda: self.saved_client_pref(mac, name) == value, timeout=timeout):
+            raise LMSError(f"{mac}'s {name} not saved as {value}: {self.saved_client_pref(mac, name)}")
+
     def log(self, lines: int = 200) -> str:
         try:
             return "\n".join((self.state / "log" / "server.log").read_text(errors="replace").splitlines()[-lines:])

@@ -190,7 +190,9 @@ def test_server_killed_with_the_current_track_not_cached_plays_the_buffer_then_t
 @pytest.mark.slow
 def test_resync_after_a_20_s_outage_brings_lms_to_the_true_position(lms_factory, start_player, media, tmp_path):
     lms = lms_factory(volume=100)
-    files = queue_media(media, "resync", seconds=(12, 12, 12))
+    # A second track of 20 s: the outage counts from when the player noticed it, which takes a few
+    # seconds more under load, and the reconnect must still land inside that track.
+    files = queue_media(media, "resync", seconds=(12, 20, 12))
     player, capture = play_then_kill_the_server(lms, start_player, tmp_path, files)
     time.sleep(20.0)  # the second track starts from the cache meanwhile
     lms.start()

@@ -356,7 +356,11 @@ def test_server_outage(real_lms, start_player, tmp_path, queue_name, outage, sec
     player, capture = launch(real_lms, start_player, tmp_path, queue)
     watch = CacheWatch(capture, queue, tmp_path)
     play_until(real_lms, player, capture, queue, tmp_path, seconds=heard_before, cached=3)
-    real_lms.kill() if outage == "killed" else real_lms.stop()
+    if outage == "killed":
+        real_lms.wait_saved(MAC, "volume", "100")  # else the restarted server sets its earlier volume
+        real_lms.kill()
+    else:
+        real_lms.stop()
     time.sleep(seconds)
     real_lms.start()
     resync = wait_for_resync(real_lms, player, capture, queue, time.monotonic())

@@ -488,7 +488,7 @@ class RealPathBench:
         self.players = players
         self.progress = progress
         self.library = BenchLibrary(Path("/tmp/slimplay-bench-music"), track_seconds, radio_seconds)
-        self.lms = RealLMS(LMS_SCRIPT, self.library.music, lms_state, addr=LMS_ADDR)
+        self.lms = RealLMS(LMS_SCRIPT, self.library.music, lms_state, addr=LMS_ADDR, version="7.9.1")
         self.tap: SlimProtoTap | None = None
         self.radio_server: PacedFileServer | None = None
         self.tls_server: PacedFileServer | None = None

@@ -384,7 +384,7 @@ def main() -> int:
     args = parser.parse_args()
     names = list(LOOPS) if "all" in args.loops else args.loops
     library = MusicLibrary().build()
-    lms = RealLMS(LMS_SCRIPT, library.music, LMS_STATE, addr=LMS_ADDR, library=library)
+    lms = RealLMS(LMS_SCRIPT, library.music, LMS_STATE, addr=LMS_ADDR, library=library, version="7.9.1")
     lms.heal()
     lms.wipe()  # a fresh database: no player queue left from an earlier run
     lms.start()

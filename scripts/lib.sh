@@ -9,7 +9,7 @@ RUNTIME_PACKAGES=(pkg-config libasound2-dev libflac-dev libopus-dev libopusfile-
 TEST_PACKAGES=(python3 openssl python3-venv gcc sox flac lame mpg123 opus-tools vorbis-tools ffmpeg faad squeezelite procps iptables pulseaudio pulseaudio-utils libasound2-plugins
   chromium chromium-driver fonts-dejavu-core man-db)
 
-log() { printf '==> %s\n' "$*" >&2; }
+log() { printf '==> [%d s] %s\n' "$SECONDS" "$*" >&2; }  # seconds since the script started
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

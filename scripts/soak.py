@@ -218,7 +218,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="slimplay-soak-"))
 
     library = MusicLibrary().build()
-    lms = RealLMS(LMS_SCRIPT, library.music, LMS_STATE, addr=LMS_ADDR, library=library)
+    lms = RealLMS(LMS_SCRIPT, library.music, LMS_STATE, addr=LMS_ADDR, library=library, version="7.9.1")
     lms.heal()
     lms.wipe()
     lms.start()

@@ -49,7 +49,8 @@ def main() -> int:
     keys = list(PAIRS) if args.pairs == "all" else args.pairs.split(",")
 
     library = MusicLibrary().build()
-    lms = RealLMS(LMS_SCRIPT, library.music, Path("/tmp/slimplay-lms-sync"), addr="127.0.0.9", library=library)
+    lms = RealLMS(LMS_SCRIPT, library.music, Path("/tmp/slimplay-lms-sync"), addr="127.0.0.9", library=library,
+                   version="7.9.1")
     lms.wipe()
     lms.start()
     results = []

@@ -111,17 +111,23 @@ final class ReaderPacedSink: OutputDevice, Sendable {
 extension PlaybackTests {
   @Suite("Pause heard")
   struct PauseHeard {
-    /// Paused on a sound card, what the device holds plays out (nothing is lost or repeated) and
-    /// the output says when it has: the position is final then, every frame written heard, and the
-    /// engine reports it to LMS, which times a synced resume by each player's last report.
-    @Test func aPauseOnASoundCardSaysWhenWhatTheDeviceHeldHasPlayed() throws {
-      let sink = ClockedSink()
+    /// An output holding 32,768 frames of one 16-bit track, none of them silent.
+    func soundingTrack() throws -> FrameOutput {
       let output = FrameOutput(capacityFrames: 1 << 16)
       output.beginTrack(id: 1)
       let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
       let samples = output.writableSamples()
       for index in 0..<samples.count { samples[index] = Int32(index % 1000 + 1) << 8 }
-      #expect(output.commit(frames: 1 << 15, format: format))
+      try #require(output.commit(frames: 1 << 15, format: format))
+      return output
+    }
+
+    /// Paused on a sound card, what the device holds plays out (nothing is lost or repeated) and
+    /// the output says when it has: the position is final then, every frame written heard, and the
+    /// engine reports it to LMS, which times a synced resume by each player's last report.
+    @Test func aPauseOnASoundCardSaysWhenWhatTheDeviceHeldHasPlayed() throws {
+      let sink = ClockedSink()
+      let output = try soundingTrack()
       let heard = Mutex<(played: Int, audio: Int)?>(nil)
       let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { event in
         if event == .pauseHeard { heard.withLock { $0 = (sink.playedFrames(), sink.audioFrames) } }
@@ -150,12 +156,7 @@ extension PlaybackTests {
     /// everything written from the pause on, and stays so while the reader takes the rest.
     @Test func aPauseOnAPipeLeavesWhatItHeldToItsReaderAndCountsItHeard() throws {
       let sink = ReaderPacedSink()
-      let output = FrameOutput(capacityFrames: 1 << 16)
-      output.beginTrack(id: 1)
-      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
-      let samples = output.writableSamples()
-      for index in 0..<samples.count { samples[index] = Int32(index % 1000 + 1) << 8 }
-      #expect(output.commit(frames: 1 << 15, format: format))
+      let output = try soundingTrack()
       let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
       let thread = player.startThread()
       defer {

@@ -40,6 +40,17 @@ extension StreamingEngine {
       transition: Transition(kind: kind, seconds: Int(min(command.transitionPeriod, 10))))
   }
 
+  /// Registers a `strm s`'s treatment for its track, logging a transition the server asks for
+  /// (its crossfade setting, or a fade-in on a resume).
+  func applyTreatment(of command: StreamCommand, toTrack id: Int) {
+    let treatment = Self.treatment(for: command)
+    if treatment.transition.kind != .none {
+      let transition = treatment.transition
+      logger.info("track \(id): \(transition.kind) over \(transition.seconds) s, as the server asks")
+    }
+    player.setTreatment(treatment, forTrack: id)
+  }
+
   /// The CLOCK_MONOTONIC time (ns) at which our jiffies clock reads `jiffies` next (or just read it).
   static func monotonicTime(ofJiffies jiffies: UInt32) -> UInt64 {
     let nowMs = MonotonicClock.milliseconds()

@@ -183,12 +183,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     let id = nextTrackID
     nextTrackID += 1
     tracks.append(PlaybackTrack(id: id, command: command))
-    let treatment = Self.treatment(for: command)
-    if treatment.transition.kind != .none {  // its crossfade setting, or a fade-in on a resume
-      let transition = treatment.transition
-      logger.info("track \(id): \(transition.kind) over \(transition.seconds) s, as the server asks")
-    }
-    player.setTreatment(treatment, forTrack: id)
+    applyTreatment(of: command, toTrack: id)
     observer?.trackCreated(id)
 
     if command.format == .unknown {

@@ -149,6 +149,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         outputRunning = false
         reporter?.report(.paused)
       } else {
+        logger.info("sync: the server asks for \(command.value) ms of silence")
         player.insertSilence(milliseconds: Int(command.value))
       }
     case .unpause:
@@ -163,6 +164,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       outputRunning = true
       reporter?.report(.resumed)
     case .skipAhead:
+      logger.info("sync: the server asks to skip \(command.value) ms")
       player.skip(milliseconds: Int(command.value))
     case .status:
       break

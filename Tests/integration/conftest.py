@@ -78,7 +78,8 @@ def start_player(tmp_path, request):
         # The control API on a port of its own unless the test chooses: tests run side by side, and the
         # default port would go to whichever player came first.
         control = [] if "--control" in args else ["--control", f"127.0.0.1:{free_port()}"]
-        player = PlayerProcess(["--state-dir", str(tmp_path / "state"), *control, *args], log, stdout=stdout)
+        state = [] if "--state-dir" in args else ["--state-dir", str(tmp_path / "state")]
+        player = PlayerProcess([*state, *control, *args], log, stdout=stdout)
         players.append(player)
         return player
 

@@ -369,8 +369,14 @@ public final class OutputPlayer: @unchecked Sendable {
 
   /// `heardAll`: what the device holds is silence, every frame written was heard.
   func publish(running: Bool, heardAll: Bool = false) {
-    let delay = device.isOpen && !heardAll ? device.delayFrames() : 0
+    var delay = device.isOpen && !heardAll ? device.delayFrames() : 0
     let now = MonotonicClock.nanoseconds()
+    if running, let due = schedule, due.checksDone == 0, now >= due.deadline {
+      // Until a timed start is first checked, a sound server's delay counts what was written, not
+      // what is heard: the position is the schedule's, which the check then makes true. LMS checks
+      // a group's sync from the first report on, and would correct every member against that count.
+      delay = max(0, output.ring.totalConsumed / OutputFrames.bytesPerFrame - due.scheduledFrame(at: now))
+    }
     let rate = device.sampleRate
     position.withLock {
       $0 = PlayPosition(

@@ -42,10 +42,15 @@ struct StartSchedule: Equatable, Sendable {
       && lhs.nextReading == rhs.nextReading
   }
 
+  /// The ring frame the schedule puts at `now` (at or after the deadline).
+  func scheduledFrame(at now: UInt64) -> Int {
+    let elapsed = Int64(bitPattern: now &- deadline)
+    return frame + Int(elapsed * Int64(sampleRate) / 1_000_000_000)
+  }
+
   /// Frames by which `heardFrame`, heard at `now`, is ahead of the schedule (negative: behind).
   func offset(heardFrame: Int, now: UInt64) -> Int {
-    let elapsed = Int64(bitPattern: now &- deadline)
-    return heardFrame - (frame + Int(elapsed * Int64(sampleRate) / 1_000_000_000))
+    heardFrame - scheduledFrame(at: now)
   }
 
   /// Frames to fill with silence (positive: the output is ahead) or to skip (negative) for an

@@ -11,12 +11,19 @@ import Testing
 
 /// A sound card in memory: it plays what it holds at 44.1 kHz from its first write, holds at most
 /// `bufferFrames` (a write waits for room, as ALSA's does), and its delay is what it holds and has
-/// not played yet.
+/// not played yet; or, for `unsettledNanoseconds` after its first write, everything written (a
+/// sound server's stream as it starts).
 final class ClockedSink: OutputDevice, Sendable {
   let name = "clocked"
   let chunkFrames = 512
   let bufferFrames = 4096
   let sampleRate = 44100
+  let unsettledNanoseconds: UInt64
+
+  init(unsettledNanoseconds: UInt64 = 0) {
+    self.unsettledNanoseconds = unsettledNanoseconds
+  }
+
   private struct State {
     var isOpen = false
     var firstWrite: UInt64?
@@ -54,10 +61,14 @@ final class ClockedSink: OutputDevice, Sendable {
     }
   }
 
-  func delayFrames() -> Int { state.withLock { $0.frames } - playedFrames() }
+  func delayFrames() -> Int {
+    let (written, first) = state.withLock { ($0.frames, $0.firstWrite) }
+    if let first, MonotonicClock.nanoseconds() - first < unsettledNanoseconds { return written }
+    return written - playedFrames()
+  }
 
   func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {
-    let excess = delayFrames() + frames - bufferFrames
+    let excess = state.withLock { $0.frames } - playedFrames() + frames - bufferFrames
     return excess <= 0 ? 0 : UInt64(excess) * 1_000_000_000 / UInt64(sampleRate)
   }
 
@@ -149,6 +160,28 @@ extension PlaybackTests {
       #expect(position.framesPlayed == atEvent.audio)
       let later = MonotonicClock.nanoseconds() + 5_000_000_000
       #expect(position.elapsedMilliseconds(at: later) == (atEvent.audio * 1000 + 22050) / 44100)
+    }
+
+    /// A timed start (a sync group's) through a sound server whose delay at first counts what was
+    /// written: until the start has been checked against its schedule, the position reported is the
+    /// schedule's (LMS checks a group from the first report on, and would correct the players
+    /// against the sound server's count).
+    @Test func aTimedStartReportsItsScheduleUntilItIsChecked() throws {
+      let sink = ClockedSink(unsettledNanoseconds: 500_000_000)
+      let output = try soundingTrack()
+      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      let deadline = MonotonicClock.nanoseconds() + 100_000_000
+      player.start(.at(nanoseconds: deadline))
+      usleep(400_000)  // 0.3 s past the deadline, before the first check (0.6 s)
+      let now = MonotonicClock.nanoseconds()
+      let heard = player.currentPosition().heardFrames(at: now)
+      let due = Int((now - deadline) * 44100 / 1_000_000_000)
+      #expect(abs(heard - due) < 441, "heard \(heard) frames where the schedule has \(due)")
     }
 
     /// Paused on a pipe, nothing more is written and what the pipe holds is its reader's (LMS's

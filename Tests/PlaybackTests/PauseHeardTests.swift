@@ -133,6 +133,20 @@ extension PlaybackTests {
       return output
     }
 
+    /// `body` with a player of `output` on `sink` whose output thread runs; shut down after it.
+    func withPlayer(
+      of output: FrameOutput, on sink: any OutputDevice, onEvent: @escaping @Sendable (OutputEvent) -> Void = { _ in },
+      _ body: (OutputPlayer) throws -> Void
+    ) rethrows {
+      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup(), onEvent: onEvent)
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      try body(player)
+    }
+
     /// Paused on a sound card, what the device holds plays out (nothing is lost or repeated) and
     /// the output says when it has: the position is final then, every frame written heard, and the
     /// engine reports it to LMS, which times a synced resume by each player's last report.
@@ -140,26 +154,23 @@ extension PlaybackTests {
       let sink = ClockedSink()
       let output = try soundingTrack()
       let heard = Mutex<(played: Int, audio: Int)?>(nil)
-      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { event in
+      let onEvent: @Sendable (OutputEvent) -> Void = { event in
         if event == .pauseHeard { heard.withLock { $0 = (sink.playedFrames(), sink.audioFrames) } }
       }
-      let thread = player.startThread()
-      defer {
-        player.shutDown()
-        _ = thread.join(timeoutMilliseconds: 2000)
+      try withPlayer(of: output, on: sink, onEvent: onEvent) { player in
+        player.start(.now)
+        #expect(eventually(within: 2) { sink.playedFrames() >= 2048 })
+        player.pause()
+        #expect(eventually(within: 2) { heard.withLock { $0 != nil } })
+        let atEvent = try #require(heard.withLock { $0 })
+        #expect(atEvent.played >= atEvent.audio, "every frame with sound was heard by then")
+        #expect(sink.audioFrames == atEvent.audio, "no sound written after the pause")
+        let position = player.currentPosition()
+        #expect(!position.isRunning)
+        #expect(position.framesPlayed == atEvent.audio)
+        let later = MonotonicClock.nanoseconds() + 5_000_000_000
+        #expect(position.elapsedMilliseconds(at: later) == (atEvent.audio * 1000 + 22050) / 44100)
       }
-      player.start(.now)
-      #expect(eventually(within: 2) { sink.playedFrames() >= 2048 })
-      player.pause()
-      #expect(eventually(within: 2) { heard.withLock { $0 != nil } })
-      let atEvent = try #require(heard.withLock { $0 })
-      #expect(atEvent.played >= atEvent.audio, "every frame with sound was heard by then")
-      #expect(sink.audioFrames == atEvent.audio, "no sound written after the pause")
-      let position = player.currentPosition()
-      #expect(!position.isRunning)
-      #expect(position.framesPlayed == atEvent.audio)
-      let later = MonotonicClock.nanoseconds() + 5_000_000_000
-      #expect(position.elapsedMilliseconds(at: later) == (atEvent.audio * 1000 + 22050) / 44100)
     }
 
     /// A timed start (a sync group's) through a sound server whose delay at first counts what was
@@ -169,19 +180,15 @@ extension PlaybackTests {
     @Test func aTimedStartReportsItsScheduleUntilItIsChecked() throws {
       let sink = ClockedSink(unsettledNanoseconds: 500_000_000)
       let output = try soundingTrack()
-      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
-      let thread = player.startThread()
-      defer {
-        player.shutDown()
-        _ = thread.join(timeoutMilliseconds: 2000)
+      withPlayer(of: output, on: sink) { player in
+        let deadline = MonotonicClock.nanoseconds() + 100_000_000
+        player.start(.at(nanoseconds: deadline))
+        usleep(400_000)  // 0.3 s past the deadline, before the first check (0.6 s)
+        let now = MonotonicClock.nanoseconds()
+        let heard = player.currentPosition().heardFrames(at: now)
+        let due = Int((now - deadline) * 44100 / 1_000_000_000)
+        #expect(abs(heard - due) < 441, "heard \(heard) frames where the schedule has \(due)")
       }
-      let deadline = MonotonicClock.nanoseconds() + 100_000_000
-      player.start(.at(nanoseconds: deadline))
-      usleep(400_000)  // 0.3 s past the deadline, before the first check (0.6 s)
-      let now = MonotonicClock.nanoseconds()
-      let heard = player.currentPosition().heardFrames(at: now)
-      let due = Int((now - deadline) * 44100 / 1_000_000_000)
-      #expect(abs(heard - due) < 441, "heard \(heard) frames where the schedule has \(due)")
     }
 
     /// Paused on a pipe, nothing more is written and what the pipe holds is its reader's (LMS's
@@ -190,26 +197,22 @@ extension PlaybackTests {
     @Test func aPauseOnAPipeLeavesWhatItHeldToItsReaderAndCountsItHeard() throws {
       let sink = ReaderPacedSink()
       let output = try soundingTrack()
-      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
-      let thread = player.startThread()
-      defer {
-        player.shutDown()
-        _ = thread.join(timeoutMilliseconds: 2000)
+      withPlayer(of: output, on: sink) { player in
+        player.start(.now)
+        #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
+        sink.read(1024)
+        #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
+        player.pause()
+        #expect(eventually(within: 2) { !player.currentPosition().isRunning })
+        let written = sink.writtenFrames
+        usleep(100_000)
+        #expect(sink.writtenFrames == written, "nothing written after the pause")
+        #expect(sink.heldFrames == sink.capacityFrames, "what the pipe held is kept for its reader")
+        let position = player.currentPosition()
+        #expect(!position.isRunning)
+        #expect(position.framesPlayed == written)
+        #expect(position.delayFrames == 0)
       }
-      player.start(.now)
-      #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
-      sink.read(1024)
-      #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
-      player.pause()
-      #expect(eventually(within: 2) { !player.currentPosition().isRunning })
-      let written = sink.writtenFrames
-      usleep(100_000)
-      #expect(sink.writtenFrames == written, "nothing written after the pause")
-      #expect(sink.heldFrames == sink.capacityFrames, "what the pipe held is kept for its reader")
-      let position = player.currentPosition()
-      #expect(!position.isRunning)
-      #expect(position.framesPlayed == written)
-      #expect(position.delayFrames == 0)
     }
   }
 }

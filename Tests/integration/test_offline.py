@@ -280,7 +280,7 @@ def test_cache_keeps_the_next_track_within_its_cap_and_replaces_a_corrupt_file(
     cap_mb = 1
     player, capture = start(lms, start_player, tmp_path, "--cache-size", str(cap_mb), "--prefetch", "3")
     lms.play(MAC, 0)
-    hits = 0
+    misses = []
     corrupted = None
     for number in range(len(files) - 1):
         assert lms.wait_for(lambda: lms.stat_events(("STMs",)).count("STMs") > number, timeout=10), player.log()
@@ -289,7 +289,10 @@ def test_cache_keeps_the_next_track_within_its_cap_and_replaces_a_corrupt_file(
         assert total <= cap_mb << 20, f"cache holds {total} bytes, cap {cap_mb} MB"
         urls = {e["url"] for e in entries}
         next_url = files[number + 1].resolve().as_uri()
-        hits += next_url in urls
+        # From the second track start on: the first track plays as soon as the queue arrives, while
+        # the next is still downloading (under load it was not yet cached once, 120 ms in).
+        if number > 0 and next_url not in urls:
+            misses.append(number + 1)
         if number == 1 and corrupted is None:
             # Damage the cached copy of the track after next, keeping its size.
             assert lms.wait_for(lambda: files[3].resolve().as_uri() in {e["url"] for e in index_entries(tmp_path)},
@@ -305,8 +308,8 @@ def test_cache_keeps_the_next_track_within_its_cap_and_replaces_a_corrupt_file(
                 file.seek(middle)
                 file.write(bytes([byte ^ 0xFF]))
             corrupted = files[3]
-    print(f"next track cached at {hits} of {len(files) - 1} track starts; file size {size}")
-    assert hits == len(files) - 1
+    print(f"next track not cached at track starts {misses} (of 2 to {len(files) - 1}); file size {size}")
+    assert not misses, player.log()
     log = player.log()
     assert "is corrupt" in log, log
     track_id = lms.add_track(corrupted).id

@@ -51,6 +51,18 @@ extension StreamingEngine {
     player.setTreatment(treatment, forTrack: id)
   }
 
+  /// LMS's sync check moving this player against the group: `strm p <ms>` plays that much
+  /// silence, `strm a <ms>` skips that much output. Logged: a listener hears it.
+  func adjustForSync(_ command: StreamCommand) {
+    if command.command == .skipAhead {
+      logger.info("sync: the server asks to skip \(command.value) ms")
+      player.skip(milliseconds: Int(command.value))
+    } else {
+      logger.info("sync: the server asks for \(command.value) ms of silence")
+      player.insertSilence(milliseconds: Int(command.value))
+    }
+  }
+
   /// The CLOCK_MONOTONIC time (ns) at which our jiffies clock reads `jiffies` next (or just read it).
   static func monotonicTime(ofJiffies jiffies: UInt32) -> UInt64 {
     let nowMs = MonotonicClock.milliseconds()

@@ -149,8 +149,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         outputRunning = false
         reporter?.report(.paused)
       } else {
-        logger.info("sync: the server asks for \(command.value) ms of silence")
-        player.insertSilence(milliseconds: Int(command.value))
+        adjustForSync(command)
       }
     case .unpause:
       if command.value == 0 {
@@ -164,8 +163,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       outputRunning = true
       reporter?.report(.resumed)
     case .skipAhead:
-      logger.info("sync: the server asks to skip \(command.value) ms")
-      player.skip(milliseconds: Int(command.value))
+      adjustForSync(command)
     case .status:
       break
     }

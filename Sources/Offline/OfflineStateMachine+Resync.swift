@@ -149,7 +149,7 @@ extension OfflineStateMachine {
     let requested = (min(heardSeconds, latest) * 1000).rounded(.down) / 1000
     state = .resyncing(Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: requested))
     return actions + [
-      .dropLocalTracks(after: heard.engineTrack),
+      dropLocalTracks(after: heard.engineTrack),
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
       .jump(queueIndex: index, seconds: requested, thenPause: facts.output == .paused),
       .armResyncTimeout,
@@ -215,4 +215,10 @@ extension OfflineStateMachine {
     ]
   }
 
+  /// The cached tracks queued behind `engineTrack` go, from the engine and from the ledger: the
+  /// server's stream that follows is placed after `engineTrack`, not after them.
+  mutating func dropLocalTracks(after engineTrack: Int) -> Action {
+    ledger.forgetTracks(after: engineTrack)
+    return .dropLocalTracks(after: engineTrack)
+  }
 }

@@ -33,21 +33,26 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     public var streamStallSeconds: Double
     /// How long the server has to start its stream after the resync jump.
     public var resyncTimeout: TimeAmount
+    /// How long a group member waits for the master's resync (the master first waits up to 5 s
+    /// for the other members to return).
+    public var groupMasterTimeout: TimeAmount
 
     public init(
       prefetch: Int = 5, savedPlaybackPath: String? = nil, resumeAfter: TimeAmount = .seconds(5),
-      streamStallSeconds: Double = 2, resyncTimeout: TimeAmount = .seconds(5)
+      streamStallSeconds: Double = 2, resyncTimeout: TimeAmount = .seconds(5),
+      groupMasterTimeout: TimeAmount = .seconds(12)
     ) {
       self.prefetch = prefetch
       self.savedPlaybackPath = savedPlaybackPath
       self.resumeAfter = resumeAfter
       self.streamStallSeconds = streamStallSeconds
       self.resyncTimeout = resyncTimeout
+      self.groupMasterTimeout = groupMasterTimeout
     }
   }
 
   public weak var reporter: (any PlaybackReporter)?
-  var machine = OfflineStateMachine()
+  var machine: OfflineStateMachine
   let engine: StreamingEngine
   let poller: StatusPoller
   public let client: LMSClient
@@ -82,6 +87,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     self.configuration = configuration
     self.eventLoop = eventLoop
     self.logger = logger
+    machine = OfflineStateMachine(player: client.playerID)
     engine.reporter = self
     engine.observer = self
     poller.observe { [unowned self] status in
@@ -96,7 +102,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     case .online, .handingBack: .online
     case .disconnected: .disconnected
     case .offline: .offline
-    case .resyncing, .checkingServer: .resyncing
+    case .resyncing, .followingGroup, .checkingServer: .resyncing
     }
   }
 
@@ -294,10 +300,15 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       engine.stopLocal()
     case .dropLocalTracks(let id):
       engine.dropTracks(after: id)
-    case .armResyncTimeout:
+    case .armResyncTimeout(let wait):
       resyncTimeout?.cancel()
-      resyncTimeout = eventLoop.assumeIsolated().scheduleTask(in: configuration.resyncTimeout) { [self] in
-        perform(machine.resyncFailed("the server's stream did not start in time"))
+      let (delay, reason) =
+        switch wait {
+        case .serverStream: (configuration.resyncTimeout, "the server's stream did not start in time")
+        case .groupMaster: (configuration.groupMasterTimeout, "the group's master did not resync the group in time")
+        }
+      resyncTimeout = eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+        perform(machine.resyncFailed(reason))
       }
     case .cancelResyncTimeout:
       resyncTimeout?.cancel()
@@ -323,14 +334,29 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   private func readStatusForResync(_ index: Int) {
     guard machine.state == .offline || machine.state == .checkingServer, machine.isConnected else { return }
-    poller.fetch(from: index).hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
+    // In a group, also which players the server has back: the resync waits for the others.
+    let connected: EventLoopFuture<Set<String>?> =
+      machine.groupPeers.isEmpty
+      ? eventLoop.makeSucceededFuture(nil)
+      : client.request(["players", 0, 100]).map { Optional(Self.connectedPlayers(in: $0)) }
+    poller.fetch(from: index).and(connected).hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
       switch result {
       case .failure(let error):
         perform(machine.resyncFailed("cannot read the server's status (\(error))"))
-      case .success(let status):
-        perform(machine.resyncStatusArrived(status, facts: facts()))
+      case .success(let (status, connected)):
+        perform(machine.resyncStatusArrived(status, facts: facts(), connected: connected))
       }
     }
+  }
+
+  /// The MACs (lower case) of the players `players 0 N` shows connected.
+  static func connectedPlayers(in result: JSONValue) -> Set<String> {
+    let players = result["players_loop"]?.array ?? []
+    return Set(
+      players.compactMap { player in
+        guard player["connected"]?.bool ?? false, let id = player["playerid"]?.string else { return nil }
+        return id.lowercased()
+      })
   }
 
   private func jump(to index: Int, seconds: Double, thenPause: Bool) {

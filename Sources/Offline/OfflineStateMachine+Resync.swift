@@ -15,31 +15,31 @@ extension OfflineStateMachine {
       // LMS still believes it streams what it streamed before the outage (or, restarted, stops
       // a player it does not know): the resync decides.
       return []
-    case .resyncing(var resync):
+    case .resyncing(let resync), .followingGroup(let resync):
       switch command.command {
       case .stop, .flush:
         // LMS stops its old stream before the jump's new one: nothing local stops.
         return [.report(.flushed)]
       case .start:
-        var actions: [Action] = [.cancelResyncTimeout, .report(.connecting), .report(.trackStarted)]
-        if facts.decoding != .localFile(track: resync.engineTrack),
-          facts.decoding != .liveStream(track: resync.engineTrack)
-        {
-          resync.decoderReadyReported = true
-          actions.append(.report(.decoderReady))
-        }
-        state = .handingBack(resync)
-        actions.append(
-          .log(
-            .notice,
-            "resync: the server plays track \(resync.queueIndex + 1) again; the cached copy plays to its end, "
-              + "then the server's stream takes over"))
-        return actions
+        return adopt(resync, command: command, facts: facts)
       default:
         return [.forward(message)]
       }
     case .handingBack(let resync):
       switch command.command {
+      case .unpause where resync.awaitingStart && facts.output == .playing:
+        // A group starts its members together (`strm u` once every one has sent STMl); this member
+        // already plays the heard track from its cache, in step with the others.
+        var started = resync
+        started.awaitingStart = false
+        var actions: [Action] = [.report(.resumed), .report(.trackStarted)]
+        if !started.decoderReadyReported, !isReading(started.engineTrack, facts) {
+          // LMS takes STMd only once it plays: one sent while it waited for the start was lost.
+          started.decoderReadyReported = true
+          actions.append(.report(.decoderReady))
+        }
+        state = .handingBack(started)
+        return actions
       case .stop, .flush:
         state = .online
         return [.forward(message), .log(.notice, "resync: the server stopped or moved playback; following it")]
@@ -52,15 +52,48 @@ extension OfflineStateMachine {
     }
   }
 
+  /// The server's stream for the heard track arrived: adopted, not played; the cached copy plays on.
+  /// A stream that starts on its own is reported started at once (and STMd, when the cached copy
+  /// has been read to its end); one LMS starts itself (a sync group's, `strm u` once every member
+  /// has sent STMl) is reported loaded now, and started when LMS starts it.
+  private mutating func adopt(_ resync: Resync, command: StreamCommand, facts: EngineFacts) -> [Action] {
+    var resync = resync
+    var actions: [Action] = [.cancelResyncTimeout, .report(.connecting)]
+    if command.autostart.startsAutomatically {
+      actions.append(.report(.trackStarted))
+      if !isReading(resync.engineTrack, facts) {
+        resync.decoderReadyReported = true
+        actions.append(.report(.decoderReady))
+      }
+    } else {
+      resync.awaitingStart = true
+      actions.append(.report(.bufferLoaded))
+    }
+    let whose = resync.requestedSeconds == nil ? "the group's master had" : "the server"
+    state = .handingBack(resync)
+    return actions + [
+      .log(
+        .notice,
+        "resync: \(whose) plays track \(resync.queueIndex + 1) again; the cached copy plays to its end, "
+          + "then the server's stream takes over")
+    ]
+  }
+
+  /// Whether the decoder still reads engine track `track` (its cached copy or its live stream).
+  private func isReading(_ track: Int, _ facts: EngineFacts) -> Bool {
+    facts.decoding == .localFile(track: track) || facts.decoding == .liveStream(track: track)
+  }
+
   /// The elapsed time to report in a STAT: LMS adds it to the offset it was asked for.
   public func reportedElapsedMilliseconds(engineMilliseconds: UInt32, heardTrack: Int?) -> UInt32 {
     switch state {
-    case .resyncing:
+    case .resyncing, .followingGroup:
       return 0
     case .handingBack(let resync) where heardTrack == resync.engineTrack:
+      guard let requested = resync.requestedSeconds else { return 0 }
       let start = ledger.placement(of: resync.engineTrack)?.startSeconds ?? 0
       let heard = start * 1000 + Double(engineMilliseconds)
-      return UInt32(max(0, (heard - resync.requestedSeconds * 1000).rounded()))
+      return UInt32(max(0, (heard - requested * 1000).rounded()))
     default:
       return engineMilliseconds
     }
@@ -79,6 +112,7 @@ extension OfflineStateMachine {
       actions.append(.log(.info, "queue changed on the server"))
     }
     ledger.record(status)
+    group = status.syncGroup
     if status.mode == .play, let heard = facts.heard, let current = status.currentIndex {
       ledger.correct(heard.engineTrack, to: current)
       // A stream that began after a seek: the server's time runs ahead of what the engine counts.
@@ -99,10 +133,14 @@ extension OfflineStateMachine {
     return [.readStatusForResync(fromIndex: placement.queueIndex, afterMilliseconds: delay)]
   }
 
-  /// The server's queue, read after the reconnect: bring the server to what is heard.
-  public mutating func resyncStatusArrived(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
+  /// The server's queue, read after the reconnect: bring the server to what is heard. In a sync
+  /// group, `connected` are the players the server has back (nil: not read).
+  public mutating func resyncStatusArrived(
+    _ status: LMSStatus, facts: EngineFacts, connected: Set<String>? = nil
+  ) -> [Action] {
     guard state == .offline || state == .checkingServer, isConnected else { return [] }
     resyncFailures = 0
+    if let wait = waitForGroup(status, facts: facts, connected: connected) { return wait }
     if state == .checkingServer, facts.output.hasAudio, let heard = facts.heard, status.mode == .play,
       let current = status.currentIndex, ledger.placement(of: heard.engineTrack)?.queueIndex == current,
       ledger.compare(with: status) == .same
@@ -143,6 +181,14 @@ extension OfflineStateMachine {
     } else {
       ledger.record(status)
     }
+    if let master = groupMaster(in: status) {
+      state = .followingGroup(Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: nil))
+      return actions + [
+        .dropLocalTracks(after: heard.engineTrack),
+        .log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"),
+        .armResyncTimeout(.groupMaster),
+      ]
+    }
     let heardSeconds = placement.startSeconds + heard.seconds
     // LMS skips a track when asked for a time past its end.
     let latest = max(0, (track.duration ?? .infinity) - 0.5)
@@ -152,7 +198,7 @@ extension OfflineStateMachine {
       .dropLocalTracks(after: heard.engineTrack),
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
       .jump(queueIndex: index, seconds: requested, thenPause: facts.output == .paused),
-      .armResyncTimeout,
+      .armResyncTimeout(.serverStream),
     ]
   }
 
@@ -198,10 +244,44 @@ extension OfflineStateMachine {
     ]
   }
 
+  /// In a group, the resync waits until the members the server had before the outage are back
+  /// (a member that returns later makes LMS restart the whole group), for at most 5 s.
+  private mutating func waitForGroup(_ status: LMSStatus, facts: EngineFacts, connected: Set<String>?) -> [Action]? {
+    guard let connected, facts.output.hasAudio, !groupMasterFailed else { return nil }
+    let missing = groupPeers.filter { !connected.contains($0) }
+    guard !missing.isEmpty, groupWaits < Self.groupWaitLimit else {
+      groupWaits = 0
+      return nil
+    }
+    groupWaits += 1
+    let index = facts.heard.flatMap { ledger.placement(of: $0.engineTrack)?.queueIndex } ?? status.currentIndex ?? 0
+    var actions: [Action] = []
+    if groupWaits == 1 {
+      actions.append(.log(.info, "resync: waiting for the group's other members (\(missing.joined(separator: ", ")))"))
+    } else if groupWaits == Self.groupWaitLimit {
+      actions.append(.log(.warning, "resync: \(missing.joined(separator: ", ")) not back; resyncing without them"))
+    }
+    return actions + [.readStatusForResync(fromIndex: index, afterMilliseconds: Self.groupWaitMilliseconds)]
+  }
+
+  static let groupWaitMilliseconds = 250
+  static let groupWaitLimit = 20
+
+  /// The master the server shows for this player's group, when it is another player: it resyncs.
+  private func groupMaster(in status: LMSStatus) -> String? {
+    guard !groupMasterFailed, let group = status.syncGroup, group.contains(player), group.master != player
+    else { return nil }
+    return group.master
+  }
+
   /// The status could not be read, the jump was refused, or no stream came in time.
   public mutating func resyncFailed(_ reason: String) -> [Action] {
     let index: Int
     switch state {
+    case .followingGroup(let resync):
+      // The master never resynced the group: this member does, as a player on its own would.
+      groupMasterFailed = true
+      index = resync.queueIndex
     case .resyncing(let resync): index = resync.queueIndex
     case .offline where isConnected, .checkingServer: index = ledger.latest?.currentIndex ?? 0
     default: return []

@@ -33,6 +33,9 @@ public struct OfflineStateMachine: Sendable {
     case offline
     /// Reconnected: the jump was sent, waiting for the server's `strm s`.
     case resyncing(Resync)
+    /// Reconnected as a member of a sync group whose master resyncs the server for the whole group
+    /// (one jump for the group): waiting for the group's stream, which this member adopts as its own.
+    case followingGroup(Resync)
     /// The server's stream for the heard track was adopted; its next track takes over.
     case handingBack(Resync)
   }
@@ -41,10 +44,15 @@ public struct OfflineStateMachine: Sendable {
     /// The engine track being heard: it plays on from the cache to its end.
     public var engineTrack: Int
     public var queueIndex: Int
-    /// The offset asked of the server; its `time` is this plus the elapsed time reported.
-    public var requestedSeconds: Double
+    /// The offset asked of the server; its `time` is this plus the elapsed time reported. Nil on a
+    /// member that follows its group's master: the master asked, and this member reports no elapsed
+    /// time until the server's stream takes over (LMS then leaves the group's sync alone, rather than
+    /// correct a member against an offset it cannot know).
+    public var requestedSeconds: Double?
     /// STMd for the adopted stream was sent: the server may stream the next track.
     public var decoderReadyReported = false
+    /// The adopted stream waits for the server's `strm u` (a sync group's start).
+    public var awaitingStart = false
   }
 
   /// Where offline playback ran out of cached audio: the resync asks the server to go on from
@@ -107,6 +115,14 @@ public struct OfflineStateMachine: Sendable {
 
   public enum LogLevel: Equatable, Sendable { case info, notice, warning }
 
+  /// What a resync waits for.
+  public enum ResyncWait: Equatable, Sendable {
+    /// The server's stream after this player's own jump.
+    case serverStream
+    /// The group master's jump and the server's stream that follows it.
+    case groupMaster
+  }
+
   public enum Action: Equatable, Sendable {
     /// Hand the server's message to the engine.
     case forward(ServerMessage)
@@ -133,20 +149,44 @@ public struct OfflineStateMachine: Sendable {
     case stopLocal
     /// Drop the cached tracks queued behind this engine track (the server's stream follows it).
     case dropLocalTracks(after: Int)
-    case armResyncTimeout
+    /// Give the server (or the group's master) this long to start the stream, then `resyncFailed`.
+    case armResyncTimeout(ResyncWait)
     case cancelResyncTimeout
     case log(LogLevel, String)
   }
 
-  public internal(set) var state = State.online
+  public internal(set) var state = State.online {
+    didSet {
+      guard state == .online else { return }
+      groupWaits = 0
+      groupMasterFailed = false
+    }
+  }
   public internal(set) var ledger = QueueLedger()
+  /// This player's MAC address, as LMS writes it (lower case).
+  public let player: String
+  /// The LMS sync group this player was in when the server was last seen, kept through an outage:
+  /// a restarted server shows the group only once its members are back.
+  public internal(set) var group: SyncGroup?
+  /// Status reads spent waiting for the group's other members to reconnect before a resync.
+  var groupWaits = 0
+  /// The group's master did not resync the group in time: this member resyncs on its own.
+  var groupMasterFailed = false
   public private(set) var isConnected = false
   /// Set while offline playback has run out of cached audio; cleared when anything plays again.
   public internal(set) var playedOut: PlayedOut?
   /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
   var resyncFailures = 0
 
-  public init() {}
+  public init(player: String = "") {
+    self.player = player.lowercased()
+  }
+
+  /// The other members of the group, when this player is in one.
+  public var groupPeers: [String] {
+    guard let group, group.contains(player) else { return [] }
+    return group.members.filter { $0 != player }
+  }
 
   // MARK: Connection
 
@@ -172,7 +212,7 @@ public struct OfflineStateMachine: Sendable {
     switch state {
     case .online, .handingBack:
       return handOff(facts: facts, isCached: isCached)
-    case .resyncing:
+    case .resyncing, .followingGroup:
       // Nothing was flushed for the resync: local playback simply goes on.
       state = .offline
       return [.cancelResyncTimeout, .log(.warning, "resync: connection lost again; playing on from the cache")]
@@ -287,15 +327,16 @@ public struct OfflineStateMachine: Sendable {
     switch state {
     case .online:
       return [.pollSoon]
-    case .resyncing:
+    case .resyncing, .followingGroup:
       return []
     case .checkingServer:
       // Played out while the status is read: the status arrives to an offline machine and resyncs.
       state = .offline
       return continueAfter(id, cutShort: cutShort, isCached: isCached)
     case .handingBack(var resync):
-      // The engine's own STMd for the adopted track goes to the server; remember it.
-      if id == resync.engineTrack {
+      // The engine's own STMd for the adopted track goes to the server; remember it (before a
+      // group's start LMS drops it: it is sent again at the start).
+      if id == resync.engineTrack, !resync.awaitingStart {
         resync.decoderReadyReported = true
         state = .handingBack(resync)
       }
@@ -315,7 +356,7 @@ public struct OfflineStateMachine: Sendable {
   /// The live stream of track `id` ended early (an error, a reset, a stall).
   public mutating func streamFailed(_ id: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
     switch state {
-    case .resyncing, .offline:
+    case .resyncing, .followingGroup, .offline:
       return []
     case .online, .disconnected, .checkingServer, .handingBack:
       guard let track = queueTrack(of: id), isCached(track) else {
@@ -344,7 +385,7 @@ public struct OfflineStateMachine: Sendable {
   public func forwardsReports() -> Bool {
     switch state {
     case .online, .handingBack: true
-    case .disconnected, .checkingServer, .offline, .resyncing: false
+    case .disconnected, .checkingServer, .offline, .resyncing, .followingGroup: false
     }
   }
 

@@ -140,7 +140,6 @@ extension OfflineStateMachine {
   ) -> [Action] {
     guard state == .offline || state == .checkingServer, isConnected else { return [] }
     resyncFailures = 0
-    if let wait = waitForGroup(status, facts: facts, connected: connected) { return wait }
     if state == .checkingServer, facts.output.hasAudio, let heard = facts.heard, status.mode == .play,
       let current = status.currentIndex, ledger.placement(of: heard.engineTrack)?.queueIndex == current,
       ledger.compare(with: status) == .same
@@ -149,6 +148,7 @@ extension OfflineStateMachine {
       state = .online
       return [.log(.notice, "offline: the server still plays track \(current + 1); nothing to resync"), .planDownloads]
     }
+    if let wait = waitForGroup(status, facts: facts, connected: connected) { return wait }
     state = .offline
     guard let heard = facts.heard, facts.output.hasAudio,
       let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
@@ -211,6 +211,9 @@ extension OfflineStateMachine {
     ledger.record(status)
     guard let playedOut, status.mode == .play else {
       return [.log(.notice, "resync: nothing is playing locally; the server takes over as it is")]
+    }
+    if let master = groupMaster(in: status) {
+      return [.log(.notice, "resync: the cache ran out; the group's master \(master) moves the server on")]
     }
     let (lastIndex, again) =
       switch playedOut {

@@ -12,6 +12,8 @@ import SlimProto
 ///   │  ├──────────────(the server still plays the heard track)──────────────┼── checkingServer
 ///   │  │                                                                    │       │ (it does not)
 ///   │  └──(the next server track starts)── handingBack ◄─(strm s)─ resyncing ◄──────┘ (or from offline)
+///   │                                         ▲                              │ (a sync group whose
+///   │                                         └─(strm s)─ followingGroup ◄───┘  master is another)
 ///   └───────────────────────────────────────────────────────────────────────┘
 /// ```
 ///

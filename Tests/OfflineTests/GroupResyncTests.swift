@@ -138,6 +138,23 @@ import Testing
     #expect(Self.jumps(alone) == [.jump(queueIndex: 1, seconds: 8.5, thenPause: false)])
   }
 
+  @Test func whenTheCacheRanOutOnlyTheMasterMovesTheServerOn() {
+    for (player, moves) in [(Self.master, true), (Self.member, false)] {
+      var machine = OfflineStateMachine(player: player)
+      _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
+      machine.trackCreated(1, facts: Facts())
+      _ = machine.trackStarted(1)
+      _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 1))
+      // Gone while nothing of the next track is cached: the buffer plays out, then nothing plays.
+      _ = machine.connectionChanged(up: false, facts: Self.playing(1, at: 9), isCached: { _ in false })
+      _ = machine.trackDecoded(1, cutShort: false, isCached: { _ in false })
+      _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in false })
+      let actions = machine.resyncStatusArrived(
+        Self.status(current: 0), facts: Facts(), connected: [Self.master, Self.member])
+      #expect(actions.contains(.restartServerTrack(queueIndex: 1)) == moves, "\(player): \(actions)")
+    }
+  }
+
   @Test func aPlayerTheServerNoLongerGroupsResyncsAlone() {
     var machine = Self.reconnected(as: Self.member)
     // Unsynced on the server while away: the status shows no group once everyone is back.

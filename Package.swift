@@ -117,6 +117,9 @@ let package = Package(
       ],
       swiftSettings: strict),
 
+    // A sync group's LAN protocol while LMS is away: its messages (pure values, no I/O).
+    .target(name: "GroupSync", dependencies: ["SlimProto"], swiftSettings: strict),
+
     // The offline cache (store, downloads) and the coordinator that hands playback to it and
     // resynchronises LMS on reconnect.
     .target(
@@ -229,6 +232,7 @@ let package = Package(
       name: "LocalControlTests",
       dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],
       swiftSettings: strict),
+    .testTarget(name: "GroupSyncTests", dependencies: ["GroupSync", "SlimProto"], swiftSettings: strict),
     .testTarget(
       name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection", "Support", "TestSupport"],
       swiftSettings: strict),

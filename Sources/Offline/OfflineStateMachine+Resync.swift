@@ -59,6 +59,10 @@ extension OfflineStateMachine {
   private mutating func adopt(_ resync: Resync, command: StreamCommand, facts: EngineFacts) -> [Action] {
     var resync = resync
     var actions: [Action] = [.cancelResyncTimeout, .report(.connecting)]
+    if resync.requestedSeconds == nil {
+      // A member that followed its master kept its cached tracks queued until the group's stream came.
+      actions.append(.dropLocalTracks(after: resync.engineTrack))
+    }
     if command.autostart.startsAutomatically {
       actions.append(.report(.trackStarted))
       if !isReading(resync.engineTrack, facts) {
@@ -184,7 +188,6 @@ extension OfflineStateMachine {
     if let master = groupMaster(in: status) {
       state = .followingGroup(Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: nil))
       return actions + [
-        .dropLocalTracks(after: heard.engineTrack),
         .log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"),
         .armResyncTimeout(.groupMaster),
       ]

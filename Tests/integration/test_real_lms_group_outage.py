@@ -51,6 +51,9 @@ def launch_group(real_lms, start_player, tmp_path, queue: Queue) -> list[Member]
         except LMSError as error:
             pytest.fail(f"{error}\n{member.log()}")
         real_lms.set_volume(member.mac, 100)
+        # LMS's own sync check would skip or pad the members against each other (it reads their
+        # `-o -` readers' jitter as drift): what is checked here is the outage, to the last frame.
+        real_lms.rpc(member.mac, ["playerpref", "maintainSync", "0"])
     real_lms.rpc(MACS[1], ["sync", MACS[0]])
     groups = real_lms.rpc(MACS[0], ["syncgroups", "?"]).get("syncgroups_loop", [])
     assert groups and set(MACS) <= set(groups[0]["sync_members"].split(",")), groups

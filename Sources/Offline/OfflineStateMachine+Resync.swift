@@ -13,7 +13,9 @@ extension OfflineStateMachine {
       return [.forward(message)]
     case .offline, .checkingServer:
       // LMS still believes it streams what it streamed before the outage (or, restarted, stops
-      // a player it does not know): the resync decides.
+      // a player it does not know): the resync decides. In a group, the master's jump may bring
+      // the group's stream before this member has read who the master is: kept for it.
+      if isConnected, !groupPeers.isEmpty, command.command == .start { pendingGroupStream = command }
       return []
     case .resyncing(let resync), .followingGroup(let resync):
       switch command.command {
@@ -27,6 +29,12 @@ extension OfflineStateMachine {
       }
     case .handingBack(let resync):
       switch command.command {
+      case .stop where resync.awaitingStart, .flush where resync.awaitingStart:
+        // Before the group's start nothing of the adopted stream is heard: LMS restarting the
+        // group (a member back, the master's jump) replaces it, and is not the user's.
+        return [.report(.flushed)]
+      case .start where resync.awaitingStart:
+        return adopt(resync, command: command, facts: facts)
       case .unpause where resync.awaitingStart && facts.output == .playing:
         // A group starts its members together (`strm u` once every one has sent STMl); this member
         // already plays the heard track from its cache, in step with the others.
@@ -186,11 +194,14 @@ extension OfflineStateMachine {
       ledger.record(status)
     }
     if let master = groupMaster(in: status) {
-      state = .followingGroup(Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: nil))
-      return actions + [
-        .log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"),
-        .armResyncTimeout(.groupMaster),
-      ]
+      let resync = Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: nil)
+      state = .followingGroup(resync)
+      actions.append(.log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"))
+      if let stream = pendingGroupStream {
+        pendingGroupStream = nil
+        return actions + adopt(resync, command: stream, facts: facts)
+      }
+      return actions + [.armResyncTimeout(.groupMaster)]
     }
     let heardSeconds = placement.startSeconds + heard.seconds
     // LMS skips a track when asked for a time past its end.

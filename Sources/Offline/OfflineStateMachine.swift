@@ -162,6 +162,7 @@ public struct OfflineStateMachine: Sendable {
       guard state == .online else { return }
       groupWaits = 0
       groupMasterFailed = false
+      pendingGroupStream = nil
     }
   }
   public internal(set) var ledger = QueueLedger()
@@ -174,6 +175,8 @@ public struct OfflineStateMachine: Sendable {
   var groupWaits = 0
   /// The group's master did not resync the group in time: this member resyncs on its own.
   var groupMasterFailed = false
+  /// A `strm s` that came while this member, back in its group, had not yet read who resyncs.
+  var pendingGroupStream: StreamCommand?
   public private(set) var isConnected = false
   /// Set while offline playback has run out of cached audio; cleared when anything plays again.
   public internal(set) var playedOut: PlayedOut?
@@ -194,6 +197,7 @@ public struct OfflineStateMachine: Sendable {
 
   public mutating func connectionChanged(up: Bool, facts: EngineFacts, isCached: (QueueTrack) -> Bool) -> [Action] {
     isConnected = up
+    pendingGroupStream = nil
     guard up else { return [.stopPolling] + connectionLost(facts: facts, isCached: isCached) }
     var actions: [Action] = [.startPolling]
     switch state {

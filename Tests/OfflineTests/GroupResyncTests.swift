@@ -128,6 +128,30 @@ import Testing
     #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
   }
 
+  @Test func theGroupsStreamThatCameBeforeTheMemberKnewItsMasterIsAdopted() {
+    var machine = Self.reconnected(as: Self.member)
+    // The master was back first and jumped while this member still read the server's status.
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
+    #expect(machine.serverMessage(start, facts: Self.playing(7, at: 3.4)).isEmpty)
+    let followed = machine.resyncStatusArrived(
+      Self.status(current: 1), facts: Self.playing(7, at: 3.5), connected: [Self.master, Self.member])
+    #expect(followed.contains(.report(.bufferLoaded)))
+    #expect(!followed.contains(.armResyncTimeout(.groupMaster)))
+    guard case .handingBack = machine.state else {
+      Issue.record("expected handingBack, got \(machine.state)")
+      return
+    }
+    // LMS restarts the group once more before starting it (a member back late): the new stream
+    // replaces the adopted one; nothing is followed.
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    #expect(machine.serverMessage(stop, facts: Self.playing(7, at: 3.6)) == [.report(.flushed)])
+    #expect(machine.serverMessage(start, facts: Self.playing(7, at: 3.7)).contains(.report(.bufferLoaded)))
+    guard case .handingBack = machine.state else {
+      Issue.record("expected handingBack, got \(machine.state)")
+      return
+    }
+  }
+
   @Test func aMasterThatDoesNotResyncInTimeLeavesItToTheMember() {
     var machine = Self.reconnected(as: Self.member)
     _ = machine.resyncStatusArrived(

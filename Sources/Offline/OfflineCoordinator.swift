@@ -102,7 +102,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     case .online, .handingBack: .online
     case .disconnected: .disconnected
     case .offline: .offline
-    case .resyncing, .followingGroup, .checkingServer: .resyncing
+    case .resyncing, .followingGroup, .checkingGroupStream, .checkingServer: .resyncing
     }
   }
 
@@ -290,6 +290,15 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       planDownloads()
     case .readStatusForResync(let index, let delay):
       eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) { [self] in readStatusForResync(index) }
+    case .checkGroupStream(let check, let index):
+      poller.fetch(from: index).hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
+        switch result {
+        case .failure(let error):
+          perform(machine.resyncFailed("cannot read the server's status (\(error))"))
+        case .success(let status):
+          perform(machine.groupStreamChecked(status, check: check, facts: facts()))
+        }
+      }
     case .jump(let index, let seconds, let thenPause):
       jump(to: index, seconds: seconds, thenPause: thenPause)
     case .restartServerTrack(let index):

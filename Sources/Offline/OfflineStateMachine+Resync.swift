@@ -17,11 +17,14 @@ extension OfflineStateMachine {
       // the group's stream before this member has read who the master is: kept for it.
       if isConnected, !groupPeers.isEmpty, command.command == .start { pendingGroupStream = command }
       return []
-    case .resyncing(let resync), .followingGroup(let resync):
+    case .resyncing(let resync), .followingGroup(let resync), .checkingGroupStream(let resync, _, _):
       switch command.command {
       case .stop, .flush:
         // LMS stops its old stream before the jump's new one: nothing local stops.
+        if resync.followsGroup { state = .followingGroup(resync) }
         return [.report(.flushed)]
+      case .start where resync.followsGroup:
+        return checkGroupStream(resync, command)
       case .start:
         return adopt(resync, command: command, facts: facts)
       default:
@@ -33,6 +36,8 @@ extension OfflineStateMachine {
         // Before the group's start nothing of the adopted stream is heard: LMS restarting the
         // group (a member back, the master's jump) replaces it, and is not the user's.
         return [.report(.flushed)]
+      case .start where resync.awaitingStart && resync.followsGroup:
+        return checkGroupStream(resync, command)
       case .start where resync.awaitingStart:
         return adopt(resync, command: command, facts: facts)
       case .unpause where resync.awaitingStart && facts.output == .playing:
@@ -58,6 +63,34 @@ extension OfflineStateMachine {
         return [.forward(message)]
       }
     }
+  }
+
+  /// A stream came for this member's group: LMS streams to the whole group whenever it restarts
+  /// it (its own restart when a member returns is for the track it last knew), so only a stream
+  /// the server's status, read after it came, shows for the heard entry is the master's resync.
+  private mutating func checkGroupStream(_ resync: Resync, _ command: StreamCommand) -> [Action] {
+    groupStreamChecks += 1
+    state = .checkingGroupStream(resync, stream: command, check: groupStreamChecks)
+    return [
+      .armResyncTimeout(.groupMaster),
+      .checkGroupStream(check: groupStreamChecks, fromIndex: resync.queueIndex),
+    ]
+  }
+
+  /// The server's status, read after a group's stream came: adopted when it is for the heard entry.
+  public mutating func groupStreamChecked(_ status: LMSStatus, check: Int, facts: EngineFacts) -> [Action] {
+    guard case .checkingGroupStream(let resync, let stream, let latest) = state, check == latest else { return [] }
+    guard status.currentIndex == resync.queueIndex else {
+      state = .followingGroup(resync)
+      let streamed = status.currentIndex.map { "track \($0 + 1)" } ?? "no track"
+      return [
+        .log(
+          .notice,
+          "resync: the group's stream is for \(streamed), not the heard track \(resync.queueIndex + 1); "
+            + "waiting for the master's")
+      ]
+    }
+    return adopt(resync, command: stream, facts: facts)
   }
 
   /// The server's stream for the heard track arrived: adopted, not played; the cached copy plays on.
@@ -99,7 +132,7 @@ extension OfflineStateMachine {
   /// The elapsed time to report in a STAT: LMS adds it to the offset it was asked for.
   public func reportedElapsedMilliseconds(engineMilliseconds: UInt32, heardTrack: Int?) -> UInt32 {
     switch state {
-    case .resyncing, .followingGroup:
+    case .resyncing, .followingGroup, .checkingGroupStream:
       return 0
     case .handingBack(let resync) where heardTrack == resync.engineTrack:
       guard let requested = resync.requestedSeconds else { return 0 }
@@ -199,7 +232,7 @@ extension OfflineStateMachine {
       actions.append(.log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"))
       if let stream = pendingGroupStream {
         pendingGroupStream = nil
-        return actions + adopt(resync, command: stream, facts: facts)
+        return actions + checkGroupStream(resync, stream)
       }
       return actions + [.armResyncTimeout(.groupMaster)]
     }
@@ -295,7 +328,7 @@ extension OfflineStateMachine {
   public mutating func resyncFailed(_ reason: String) -> [Action] {
     let index: Int
     switch state {
-    case .followingGroup(let resync):
+    case .followingGroup(let resync), .checkingGroupStream(let resync, _, _):
       // The master never resynced the group: this member does, as a player on its own would.
       groupMasterFailed = true
       index = resync.queueIndex

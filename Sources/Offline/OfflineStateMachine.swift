@@ -21,7 +21,10 @@ import SlimProto
 /// frame near the asked time, so its stream cannot be placed sample-exactly. Instead the server
 /// is asked to play the heard track from the heard time (so it shows the truth), its stream for
 /// that track is adopted without being played, the cached copy plays on to the track's end, and
-/// the server's stream takes over from the next track's first sample.
+/// the server's stream takes over from the next track's first sample. In a sync group only the
+/// master LMS shows jumps; the other members adopt the group's stream once the server's status,
+/// read after it came (`checkingGroupStream`), shows it is for the heard entry: LMS also restarts
+/// a group by itself when a member returns, from the track it last knew.
 public struct OfflineStateMachine: Sendable {
   public enum State: Equatable, Sendable {
     case online
@@ -38,6 +41,9 @@ public struct OfflineStateMachine: Sendable {
     /// Reconnected as a member of a sync group whose master resyncs the server for the whole group
     /// (one jump for the group): waiting for the group's stream, which this member adopts as its own.
     case followingGroup(Resync)
+    /// A member following its master got a stream for the group: the server's status tells whether
+    /// it is for the heard entry (the master's resync) or not (LMS's own restart of the group).
+    case checkingGroupStream(Resync, stream: StreamCommand, check: Int)
     /// The server's stream for the heard track was adopted; its next track takes over.
     case handingBack(Resync)
   }
@@ -55,6 +61,9 @@ public struct OfflineStateMachine: Sendable {
     public var decoderReadyReported = false
     /// The adopted stream waits for the server's `strm u` (a sync group's start).
     public var awaitingStart = false
+
+    /// A member that follows its group's master: it asked the server for nothing.
+    public var followsGroup: Bool { requestedSeconds == nil }
   }
 
   /// Where offline playback ran out of cached audio: the resync asks the server to go on from
@@ -142,6 +151,8 @@ public struct OfflineStateMachine: Sendable {
     case planDownloads
     /// Read the server's queue from this index on, after this many milliseconds.
     case readStatusForResync(fromIndex: Int, afterMilliseconds: Int)
+    /// Read the server's queue now, for `groupStreamChecked(_:check:facts:)`.
+    case checkGroupStream(check: Int, fromIndex: Int)
     /// `playlist jump index 0 0 {timeOffset}`; then `pause 1` when `thenPause`.
     case jump(queueIndex: Int, seconds: Double, thenPause: Bool)
     /// `playlist jump index`: the server restarts that track its own way.
@@ -177,6 +188,8 @@ public struct OfflineStateMachine: Sendable {
   var groupMasterFailed = false
   /// A `strm s` that came while this member, back in its group, had not yet read who resyncs.
   var pendingGroupStream: StreamCommand?
+  /// Group streams checked so far: only the answer for the latest counts.
+  var groupStreamChecks = 0
   public private(set) var isConnected = false
   /// Set while offline playback has run out of cached audio; cleared when anything plays again.
   public internal(set) var playedOut: PlayedOut?
@@ -218,7 +231,7 @@ public struct OfflineStateMachine: Sendable {
     switch state {
     case .online, .handingBack:
       return handOff(facts: facts, isCached: isCached)
-    case .resyncing, .followingGroup:
+    case .resyncing, .followingGroup, .checkingGroupStream:
       // Nothing was flushed for the resync: local playback simply goes on.
       state = .offline
       return [.cancelResyncTimeout, .log(.warning, "resync: connection lost again; playing on from the cache")]
@@ -333,7 +346,7 @@ public struct OfflineStateMachine: Sendable {
     switch state {
     case .online:
       return [.pollSoon]
-    case .resyncing, .followingGroup:
+    case .resyncing, .followingGroup, .checkingGroupStream:
       return []
     case .checkingServer:
       // Played out while the status is read: the status arrives to an offline machine and resyncs.
@@ -362,7 +375,7 @@ public struct OfflineStateMachine: Sendable {
   /// The live stream of track `id` ended early (an error, a reset, a stall).
   public mutating func streamFailed(_ id: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
     switch state {
-    case .resyncing, .followingGroup, .offline:
+    case .resyncing, .followingGroup, .checkingGroupStream, .offline:
       return []
     case .online, .disconnected, .checkingServer, .handingBack:
       guard let track = queueTrack(of: id), isCached(track) else {
@@ -391,7 +404,7 @@ public struct OfflineStateMachine: Sendable {
   public func forwardsReports() -> Bool {
     switch state {
     case .online, .handingBack: true
-    case .disconnected, .checkingServer, .offline, .resyncing, .followingGroup: false
+    case .disconnected, .checkingServer, .offline, .resyncing, .followingGroup, .checkingGroupStream: false
     }
   }
 

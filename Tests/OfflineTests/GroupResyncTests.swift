@@ -102,7 +102,10 @@ import Testing
     let stop = ServerMessage.stream(StreamCommand(command: .stop))
     #expect(machine.serverMessage(stop, facts: Self.playing(7, at: 3.6)) == [.report(.flushed)])
     let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
-    let adopted = machine.serverMessage(start, facts: Self.playing(7, at: 3.7, decoding: .localFile(track: 7)))
+    let check = machine.serverMessage(start, facts: Self.playing(7, at: 3.7, decoding: .localFile(track: 7)))
+    #expect(check.contains(.checkGroupStream(check: 1, fromIndex: 1)))
+    let adopted = machine.groupStreamChecked(
+      Self.status(current: 1), check: 1, facts: Self.playing(7, at: 3.7, decoding: .localFile(track: 7)))
     // LMS starts a group once every member has buffered (STMl), with `strm u`.
     #expect(adopted.contains(.report(.bufferLoaded)))
     #expect(!adopted.contains(.report(.trackStarted)))
@@ -135,8 +138,10 @@ import Testing
     #expect(machine.serverMessage(start, facts: Self.playing(7, at: 3.4)).isEmpty)
     let followed = machine.resyncStatusArrived(
       Self.status(current: 1), facts: Self.playing(7, at: 3.5), connected: [Self.master, Self.member])
-    #expect(followed.contains(.report(.bufferLoaded)))
-    #expect(!followed.contains(.armResyncTimeout(.groupMaster)))
+    #expect(Self.jumps(followed).isEmpty)
+    #expect(followed.contains(.checkGroupStream(check: 1, fromIndex: 1)))
+    let adopted = machine.groupStreamChecked(Self.status(current: 1), check: 1, facts: Self.playing(7, at: 3.6))
+    #expect(adopted.contains(.report(.bufferLoaded)))
     guard case .handingBack = machine.state else {
       Issue.record("expected handingBack, got \(machine.state)")
       return
@@ -145,11 +150,41 @@ import Testing
     // replaces the adopted one; nothing is followed.
     let stop = ServerMessage.stream(StreamCommand(command: .stop))
     #expect(machine.serverMessage(stop, facts: Self.playing(7, at: 3.6)) == [.report(.flushed)])
-    #expect(machine.serverMessage(start, facts: Self.playing(7, at: 3.7)).contains(.report(.bufferLoaded)))
+    #expect(machine.serverMessage(start, facts: Self.playing(7, at: 3.7)).contains(.checkGroupStream(check: 2, fromIndex: 1)))
+    // The answer to the first check came late: only the latest counts.
+    #expect(machine.groupStreamChecked(Self.status(current: 1), check: 1, facts: Self.playing(7, at: 3.8)).isEmpty)
+    let readopted = machine.groupStreamChecked(Self.status(current: 1), check: 2, facts: Self.playing(7, at: 3.8))
+    #expect(readopted.contains(.report(.bufferLoaded)))
     guard case .handingBack = machine.state else {
       Issue.record("expected handingBack, got \(machine.state)")
       return
     }
+  }
+
+  @Test func aStreamOfTheServersOwnRestartIsNotAdopted() {
+    var machine = Self.reconnected(as: Self.member)
+    // A member's return makes LMS restart the group from the track it last knew (entry 0), while
+    // entry 1 is heard; its master then jumps the group to the heard entry.
+    let restart = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
+    #expect(machine.serverMessage(restart, facts: Self.playing(7, at: 3.4)).isEmpty)
+    let followed = machine.resyncStatusArrived(
+      Self.status(current: 0), facts: Self.playing(7, at: 3.5), connected: [Self.master, Self.member])
+    #expect(followed.contains(.checkGroupStream(check: 1, fromIndex: 1)))
+    let notAdopted = machine.groupStreamChecked(Self.status(current: 0), check: 1, facts: Self.playing(7, at: 3.6))
+    #expect(!notAdopted.contains(.report(.bufferLoaded)))
+    #expect(!notAdopted.contains(.dropLocalTracks(after: 7)))
+    guard case .followingGroup = machine.state else {
+      Issue.record("expected followingGroup, got \(machine.state)")
+      return
+    }
+    #expect(!machine.forwardsReports())
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    #expect(machine.serverMessage(stop, facts: Self.playing(7, at: 3.7)) == [.report(.flushed)])
+    #expect(machine.serverMessage(restart, facts: Self.playing(7, at: 3.8)).contains(.checkGroupStream(check: 2, fromIndex: 1)))
+    let adopted = machine.groupStreamChecked(Self.status(current: 1), check: 2, facts: Self.playing(7, at: 3.9))
+    #expect(adopted.contains(.report(.bufferLoaded)))
+    #expect(adopted.contains(.dropLocalTracks(after: 7)))
+    #expect(machine.reportedElapsedMilliseconds(engineMilliseconds: 3900, heardTrack: 7) == 0)
   }
 
   @Test func aMasterThatDoesNotResyncInTimeLeavesItToTheMember() {

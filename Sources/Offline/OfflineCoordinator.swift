@@ -1,3 +1,4 @@
+import GroupSync
 import LMSControl
 import Logging
 import NIOCore
@@ -36,11 +37,13 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     /// How long a group member waits for the master's resync (the master first waits up to 5 s
     /// for the other members to return).
     public var groupMasterTimeout: TimeAmount
+    /// How a sync group's members reach each other while the server is away (nil: they do not).
+    public var groupLink: GroupLink.Configuration?
 
     public init(
       prefetch: Int = 5, savedPlaybackPath: String? = nil, resumeAfter: TimeAmount = .seconds(5),
       streamStallSeconds: Double = 2, resyncTimeout: TimeAmount = .seconds(5),
-      groupMasterTimeout: TimeAmount = .seconds(12)
+      groupMasterTimeout: TimeAmount = .seconds(12), groupLink: GroupLink.Configuration? = nil
     ) {
       self.prefetch = prefetch
       self.savedPlaybackPath = savedPlaybackPath
@@ -48,6 +51,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       self.streamStallSeconds = streamStallSeconds
       self.resyncTimeout = resyncTimeout
       self.groupMasterTimeout = groupMasterTimeout
+      self.groupLink = groupLink
     }
   }
 
@@ -73,11 +77,17 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   /// How long the server's next track is overdue (the starving rule of `ServerLiveness`).
   var nextTrackWait = NextTrackWait()
   var localVolumeSetting: Int?
+  /// Keeps the group's time while the server is away (a member of a sync group only).
+  var groupSession: GroupSession?
+  /// The addresses LMS has for the group's members, by MAC; and the group they were read for.
+  var groupAddresses: [String: String] = [:]
+  var groupAddressesReadFor: SyncGroup?
+  let groupLogger: Logger
   private var shuttingDown = false
 
   public init(
     engine: StreamingEngine, poller: StatusPoller, client: LMSClient, store: CacheStore, downloads: DownloadManager,
-    configuration: Configuration, eventLoop: any EventLoop, logger: Logger
+    configuration: Configuration, eventLoop: any EventLoop, logger: Logger, groupLogger: Logger? = nil
   ) {
     self.engine = engine
     self.poller = poller
@@ -87,6 +97,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     self.configuration = configuration
     self.eventLoop = eventLoop
     self.logger = logger
+    self.groupLogger = groupLogger ?? logger
     machine = OfflineStateMachine(player: client.playerID)
     engine.reporter = self
     engine.observer = self
@@ -94,6 +105,10 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       var facts = facts()
       if let heard = facts.heard, describesTheTrackBefore(status, heard: heard) { facts.heard = nil }
       perform(machine.statusPolled(status, facts: facts))
+      if machine.group != groupAddressesReadFor {
+        groupAddressesReadFor = machine.group
+        readGroupAddresses()
+      }
     }
   }
 
@@ -152,6 +167,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     engine.haltOutput()
     saveIfPlaying()
     shuttingDown = true
+    groupSession?.stop()
+    groupSession = nil
     poller.stop()
     downloads.setPlan([])
   }
@@ -262,6 +279,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   func perform(_ actions: [OfflineStateMachine.Action]) {
     for action in actions { perform(action) }
+    if !shuttingDown { groupSessionFollowsState() }
   }
 
   private func perform(_ action: OfflineStateMachine.Action) {

@@ -1,0 +1,155 @@
+import SlimProto
+
+/// One member's part in keeping an LMS sync group in time while LMS is away, free of I/O: what
+/// it hears from the others and its own play point go in, datagrams to send and corrections for
+/// its output come out.
+///
+/// Every member publishes its play point twice a second (which also says it is there). The
+/// members agree on a leader without negotiating (`LeaderChoice`); the others learn the leader's
+/// clock by NTP-style exchanges (`ClockOffset`), compare the leader's play point with their own at
+/// the same instant, and correct the difference as LMS does a synced player's: frames skipped
+/// when behind, silence when ahead. A correction moves the position at once but what is heard only
+/// after the device's delay, so the next is judged only on play points taken after a pause.
+public struct GroupClock: Sendable {
+  public enum LogLevel: Equatable, Sendable { case info, notice, warning }
+
+  public enum Action: Equatable, Sendable {
+    /// A message to the group (the link adds sender, group, boot, sequence and tag).
+    case send(GroupMessage.Body)
+    /// Moves this member's output: positive, heard that many frames later (silence inserted);
+    /// negative, earlier (frames skipped).
+    case nudge(frames: Int)
+    case log(LogLevel, String)
+  }
+
+  public struct Configuration: Equatable, Sendable {
+    public var publishInterval: UInt64 = 500_000_000
+    /// A member not heard for this long is gone (for the leader choice).
+    public var memberTimeout: UInt64 = 3_000_000_000
+    /// Time requests while the leader's clock is not yet known well, then once this often.
+    public var quickRequestInterval: UInt64 = 250_000_000
+    public var requestInterval: UInt64 = 1_000_000_000
+    /// Exchanges made quickly before settling into `requestInterval`.
+    public var quickRequests = 4
+    /// Differences smaller than this (in milliseconds) are left alone: a correction is heard.
+    public var toleranceMilliseconds = 0.3
+    /// After a correction, play points taken before this long has passed are not compared.
+    public var settleNanoseconds: UInt64 = 2_000_000_000
+    /// Readings whose median is corrected (one reading can be a late wake-up).
+    public var readings = 3
+    /// A play point dated further from now than this (on our clock) is refused: stale or replayed.
+    public var freshness: UInt64 = 2_000_000_000
+
+    public init() {}
+  }
+
+  public let player: MACAddress
+  /// The master LMS showed for the group: the leader while it is heard.
+  public let master: MACAddress
+  public let configuration: Configuration
+  public private(set) var leader: MACAddress?
+  private var lastHeard: [MACAddress: UInt64] = [:]
+  private var clocks: [MACAddress: ClockOffset] = [:]
+  /// The `sent` of time requests not answered yet: a reply must answer one of them.
+  private var outstanding: [UInt64] = []
+  private var requestsMade = 0
+  private var nextPublish: UInt64 = 0
+  private var nextRequest: UInt64 = 0
+  /// No correction is judged on play points taken before this.
+  private var settledAt: UInt64 = 0
+  private var differences: [Int] = []
+
+  public init(player: MACAddress, master: MACAddress, configuration: Configuration = Configuration()) {
+    self.player = player
+    self.master = master
+    self.configuration = configuration
+  }
+
+  /// The members heard lately, this one included.
+  public func heard(at now: UInt64) -> Set<MACAddress> {
+    var members: Set<MACAddress> = [player]
+    for (member, at) in lastHeard where now &- at <= configuration.memberTimeout { members.insert(member) }
+    return members
+  }
+
+  /// Called a few times a second with this member's play point (nil: nothing plays).
+  public mutating func tick(now: UInt64, own: GroupMessage.PlayPoint?) -> [Action] {
+    var actions = chooseLeader(now: now)
+    if let own, now >= nextPublish {
+      actions.append(.send(.playPoint(own)))
+      nextPublish = now + configuration.publishInterval
+    }
+    if let leader, leader != player, now >= nextRequest {
+      actions.append(.send(.timeRequest(sent: now)))
+      outstanding.append(now)
+      if outstanding.count > 8 { outstanding.removeFirst() }
+      requestsMade += 1
+      let quick = requestsMade < configuration.quickRequests
+      nextRequest = now + (quick ? configuration.quickRequestInterval : configuration.requestInterval)
+    }
+    return actions
+  }
+
+  /// A message from another member, already filtered and authenticated; `own` is this member's
+  /// play point now.
+  public mutating func received(_ message: GroupMessage, now: UInt64, own: GroupMessage.PlayPoint?) -> [Action] {
+    guard message.sender != player else { return [] }
+    lastHeard[message.sender] = now
+    switch message.body {
+    case .timeRequest(let sent):
+      return [.send(.timeReply(requestSent: sent, received: now, sent: now))]
+    case .timeReply(let requestSent, let received, let sent):
+      // Only the answer to a request of ours counts once: a copy or a replay answers nothing.
+      guard let asked = outstanding.firstIndex(of: requestSent) else { return [] }
+      outstanding.remove(at: asked)
+      clocks[message.sender, default: ClockOffset()].record(
+        requestSent: requestSent, received: received, replied: sent, replyReceived: now)
+      return []
+    case .playPoint(let point):
+      return follow(point, of: message.sender, now: now, own: own)
+    }
+  }
+
+  private mutating func chooseLeader(now: UInt64) -> [Action] {
+    let chosen = LeaderChoice.leader(master: master, heard: heard(at: now))
+    guard chosen != leader else { return [] }
+    leader = chosen
+    differences = []
+    requestsMade = 0
+    nextRequest = now
+    guard let chosen else { return [] }
+    return [.log(.notice, chosen == player ? "group: this player leads the group" : "group: following \(chosen)")]
+  }
+
+  private mutating func follow(
+    _ point: GroupMessage.PlayPoint, of sender: MACAddress, now: UInt64, own: GroupMessage.PlayPoint?
+  ) -> [Action] {
+    guard sender == leader, let own, own.state == .playing, point.state == .playing,
+      let heardAt = clocks[sender]?.local(point.heardAt)
+    else { return [] }
+    let age = heardAt > now ? heardAt - now : now - heardAt
+    guard age <= configuration.freshness else {
+      return [.log(.warning, "group: a play point from \(sender) dated \(age / 1_000_000) ms from now: ignored")]
+    }
+    // Only within one track: the members play the same files, so a difference is a time one.
+    guard point.queueIndex == own.queueIndex, point.trackID == own.trackID, point.sampleRate == own.sampleRate,
+      heardAt >= settledAt
+    else { return [] }
+    let rate = Int64(own.sampleRate)
+    let sinceOwn = Int64(bitPattern: heardAt &- own.heardAt)
+    let ownThen = Int64(own.frame) + sinceOwn / 1_000_000_000 * rate + sinceOwn % 1_000_000_000 * rate / 1_000_000_000
+    differences.append(Int(ownThen - Int64(point.frame)))
+    guard differences.count >= configuration.readings else { return [] }
+    let difference = differences.sorted()[differences.count / 2]
+    differences = []
+    let tolerance = Int((configuration.toleranceMilliseconds * Double(rate) / 1000).rounded(.up))
+    guard abs(difference) >= tolerance else { return [] }
+    settledAt = now + configuration.settleNanoseconds
+    let microseconds = abs(difference) * 1_000_000 / Int(rate)
+    let way = difference > 0 ? "ahead of" : "behind"
+    return [
+      .nudge(frames: difference),
+      .log(.info, "group: \(abs(difference)) frames (\(microseconds) µs) \(way) \(sender): corrected"),
+    ]
+  }
+}

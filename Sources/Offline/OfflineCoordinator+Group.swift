@@ -1,0 +1,73 @@
+import GroupSync
+import LMSControl
+import NIOCore
+import SlimProto
+import Support
+
+/// A player LMS had in a sync group keeps the group's time while the server is away: from the
+/// moment it goes until the server's stream takes over again, a `GroupSession` publishes this
+/// player's play point and follows the group's leader. Online, LMS keeps the group in time.
+extension OfflineCoordinator {
+  /// Starts or ends the group session as the state and the group require.
+  func groupSessionFollowsState() {
+    let away = machine.state != .online
+    let wanted = away && configuration.groupLink != nil && !machine.groupPeers.isEmpty
+    if wanted, groupSession == nil {
+      startGroupSession()
+    } else if !wanted, let session = groupSession {
+      session.stop()
+      groupSession = nil
+      logger.info("group: the server keeps the group in time again")
+    }
+  }
+
+  private func startGroupSession() {
+    guard var link = configuration.groupLink, let group = machine.group,
+      let master = MACAddress(group.master), let player = MACAddress(machine.player)
+    else { return }
+    if link.interfaceAddress == nil, let server = client.endpoint {
+      link.interfaceAddress = GroupLink.localAddress(reaching: server.host, port: server.port)
+    }
+    var members: [MACAddress: String?] = [:]
+    for member in group.members {
+      guard let mac = MACAddress(member) else { continue }
+      members[mac] = groupAddresses[member]
+    }
+    let session = GroupSession(
+      link: GroupLink(configuration: link, player: player, eventLoop: eventLoop, logger: groupLogger),
+      master: master, members: members,
+      ownPlayPoint: { [unowned self] now in groupPlayPoint(at: now) },
+      nudge: { [unowned self] frames in engine.nudgeOutput(frames: frames) },
+      eventLoop: eventLoop, logger: groupLogger)
+    groupSession = session
+    groupLogger.notice("group: keeping time with \(machine.groupPeers.joined(separator: ", ")) while the server is away")
+    session.start()
+  }
+
+  /// Where this player is, as the group compares it: queue entry, LMS track, frames from the
+  /// track's first (its start offset included), heard at `now`.
+  func groupPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? {
+    guard engine.isPlaying, let heard = engine.heardPosition(at: now),
+      let placement = machine.ledger.placement(of: heard.trackID),
+      let track = machine.ledger.track(at: placement.queueIndex), heard.sampleRate > 0
+    else { return nil }
+    let start = Int((placement.startSeconds * Double(heard.sampleRate)).rounded())
+    return GroupMessage.PlayPoint(
+      queueIndex: UInt32(placement.queueIndex), trackID: Int32(truncatingIfNeeded: track.id),
+      sampleRate: UInt32(heard.sampleRate), frame: UInt64(max(0, start + heard.frames)), heardAt: now)
+  }
+
+  /// The addresses LMS has for the group's members (`players`), so that only they are heard.
+  func readGroupAddresses() {
+    guard let group = machine.group, group.contains(machine.player) else { return }
+    client.request(["players", 0, 100]).hop(to: eventLoop).assumeIsolated().whenSuccess { [self] result in
+      for player in result["players_loop"]?.array ?? [] {
+        guard let id = player["playerid"]?.string?.lowercased(), group.contains(id),
+          let ip = player["ip"]?.string
+        else { continue }
+        // "192.168.1.20:41234": the address without the port.
+        groupAddresses[id] = String(ip.split(separator: ":").first ?? Substring(ip))
+      }
+    }
+  }
+}

@@ -4,7 +4,7 @@ import SlimProto
 /// it hears from the others and its own play point go in, datagrams to send and corrections for
 /// its output come out.
 ///
-/// Every member publishes its play point twice a second (which also says it is there). The
+/// Every member publishes its play point four times a second (which also says it is there). The
 /// members agree on a leader without negotiating (`LeaderChoice`); the others learn the leader's
 /// clock by NTP-style exchanges (`ClockOffset`), compare the leader's play point with their own at
 /// the same instant, and correct the difference as LMS does a synced player's: frames skipped
@@ -23,7 +23,7 @@ public struct GroupClock: Sendable {
   }
 
   public struct Configuration: Equatable, Sendable {
-    public var publishInterval: UInt64 = 500_000_000
+    public var publishInterval: UInt64 = 250_000_000
     /// A member not heard for this long is gone (for the leader choice).
     public var memberTimeout: UInt64 = 3_000_000_000
     /// Time requests while the leader's clock is not yet known well, then once this often.
@@ -33,10 +33,14 @@ public struct GroupClock: Sendable {
     public var quickRequests = 4
     /// Differences smaller than this (in milliseconds) are left alone: a correction is heard.
     public var toleranceMilliseconds = 0.3
-    /// After a correction, play points taken before this long has passed are not compared.
-    public var settleNanoseconds: UInt64 = 2_000_000_000
-    /// Readings whose median is corrected (one reading can be a late wake-up).
-    public var readings = 3
+    /// After a correction, play points taken before this long has passed are not compared: a
+    /// correction moves the position at once, what is heard only once the device has played
+    /// what it held (a pipe's 64 KiB, a sound card's buffer).
+    public var settleNanoseconds: UInt64 = 1_000_000_000
+    /// Readings whose median is corrected (one reading can be a late wake-up), provided their middle
+    /// half lies within twice the tolerance: a device whose delay is known only to a period (a
+    /// reader taking a pipe in large pieces) reads too coarsely to correct by, and is left alone.
+    public var readings = 5
     /// A play point dated further from now than this (on our clock) is refused: stale or replayed.
     public var freshness: UInt64 = 2_000_000_000
 
@@ -58,6 +62,8 @@ public struct GroupClock: Sendable {
   /// No correction is judged on play points taken before this.
   private var settledAt: UInt64 = 0
   private var differences: [Int] = []
+  /// Readings too scattered to correct by were logged once.
+  private var reportedCoarse = false
 
   public init(player: MACAddress, master: MACAddress, configuration: Configuration = Configuration()) {
     self.player = player
@@ -140,9 +146,22 @@ public struct GroupClock: Sendable {
     let ownThen = Int64(own.frame) + sinceOwn / 1_000_000_000 * rate + sinceOwn % 1_000_000_000 * rate / 1_000_000_000
     differences.append(Int(ownThen - Int64(point.frame)))
     guard differences.count >= configuration.readings else { return [] }
-    let difference = differences.sorted()[differences.count / 2]
+    let sorted = differences.sorted()
     differences = []
+    let difference = sorted[sorted.count / 2]
     let tolerance = Int((configuration.toleranceMilliseconds * Double(rate) / 1000).rounded(.up))
+    let spread = sorted[sorted.count * 3 / 4] - sorted[sorted.count / 4]
+    guard spread <= 2 * tolerance else {
+      if !reportedCoarse {
+        reportedCoarse = true
+        return [
+          .log(
+            .notice,
+            "group: this player's position reads too coarsely to correct by (\(spread) frames apart); left alone")
+        ]
+      }
+      return []
+    }
     guard abs(difference) >= tolerance else { return [] }
     settledAt = now + configuration.settleNanoseconds
     let microseconds = abs(difference) * 1_000_000 / Int(rate)

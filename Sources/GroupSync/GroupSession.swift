@@ -3,10 +3,9 @@ import NIOCore
 import SlimProto
 import Support
 
-/// Keeps this player in time with the rest of its LMS sync group while LMS is away: the link's
-/// datagrams go through the filter into the `GroupClock`, whose corrections go to the output.
-/// Made when the server goes away, ended when its stream takes over again. Confined to the
-/// control event loop.
+/// Keeps this player in time with the rest of its LMS sync group: the link's datagrams go through
+/// the filter into the `GroupClock`, whose corrections go to the output. Lives as long as the
+/// player is in the group. Confined to the control event loop.
 public final class GroupSession: @unchecked Sendable {
   /// This player's play point at a monotonic instant (nil: nothing plays).
   public typealias PlayPointSource = (UInt64) -> GroupMessage.PlayPoint?

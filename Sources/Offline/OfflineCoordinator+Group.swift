@@ -4,26 +4,25 @@ import NIOCore
 import SlimProto
 import Support
 
-/// A player LMS had in a sync group keeps the group's time while the server is away: from the
-/// moment it goes until the server's stream takes over again, a `GroupSession` publishes this
-/// player's play point and follows the group's leader. Online, LMS keeps the group in time.
+/// The slimplay members of an LMS sync group keep each other's time on the LAN, online and while
+/// the server is away: LMS corrects a member only once it is 10 ms off (and not at all while it is
+/// gone); a `GroupSession` publishes this player's play point and follows the group's leader to
+/// within a fraction of a millisecond. A member keeps the group it had through an outage.
 extension OfflineCoordinator {
-  /// Starts or ends the group session as the state and the group require.
+  /// Starts, restarts or ends the group session as the group requires.
   func groupSessionFollowsState() {
-    let away = machine.state != .online
-    let wanted = away && configuration.groupLink != nil && !machine.groupPeers.isEmpty
-    if wanted, groupSession == nil {
-      startGroupSession()
-    } else if !wanted, let session = groupSession {
+    let wanted = configuration.groupLink != nil && !machine.groupPeers.isEmpty ? machine.group : nil
+    guard wanted != groupSession?.group else { return }
+    if let (_, session) = groupSession {
       session.stop()
       groupSession = nil
-      logger.info("group: the server keeps the group in time again")
+      groupLogger.info("group: left the group of \(session.group)")
     }
+    if let wanted { startGroupSession(wanted) }
   }
 
-  private func startGroupSession() {
-    guard var link = configuration.groupLink, let group = machine.group,
-      let master = MACAddress(group.master), let player = MACAddress(machine.player)
+  private func startGroupSession(_ group: SyncGroup) {
+    guard var link = configuration.groupLink, let master = MACAddress(group.master), let player = MACAddress(machine.player)
     else { return }
     if link.interfaceAddress == nil, let server = client.endpoint {
       link.interfaceAddress = GroupLink.localAddress(reaching: server.host, port: server.port)
@@ -39,8 +38,8 @@ extension OfflineCoordinator {
       ownPlayPoint: { [unowned self] now in groupPlayPoint(at: now) },
       nudge: { [unowned self] frames in engine.nudgeOutput(frames: frames) },
       eventLoop: eventLoop, logger: groupLogger)
-    groupSession = session
-    groupLogger.notice("group: keeping time with \(machine.groupPeers.joined(separator: ", ")) while the server is away")
+    groupSession = (group, session)
+    groupLogger.notice("group: keeping time with \(machine.groupPeers.joined(separator: ", "))")
     session.start()
   }
 

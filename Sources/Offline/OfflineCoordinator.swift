@@ -77,8 +77,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   /// How long the server's next track is overdue (the starving rule of `ServerLiveness`).
   var nextTrackWait = NextTrackWait()
   var localVolumeSetting: Int?
-  /// Keeps the group's time while the server is away (a member of a sync group only).
-  var groupSession: GroupSession?
+  /// Keeps time with the other members of the LMS sync group it was made for.
+  var groupSession: (group: SyncGroup, session: GroupSession)?
   /// The addresses LMS has for the group's members, by MAC; and the group they were read for.
   var groupAddresses: [String: String] = [:]
   var groupAddressesReadFor: SyncGroup?
@@ -167,7 +167,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     engine.haltOutput()
     saveIfPlaying()
     shuttingDown = true
-    groupSession?.stop()
+    groupSession?.session.stop()
     groupSession = nil
     poller.stop()
     downloads.setPlan([])

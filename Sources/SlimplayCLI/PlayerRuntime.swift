@@ -277,8 +277,10 @@ struct PlayerRuntime {
         prefetch: offline.prefetch,
         savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" },
         streamStallSeconds: settings.liveness.stallSeconds,
-        groupLink: GroupLink.Configuration(
-          port: offline.syncPort, interfaceAddress: nil, key: offline.syncKey.map { GroupKey($0) })),
+        groupLink: offline.syncPort == 0
+          ? nil
+          : GroupLink.Configuration(
+            port: offline.syncPort, interfaceAddress: nil, key: offline.syncKey.map { GroupKey($0) })),
       eventLoop: client.eventLoop, logger: logger, groupLogger: Logger(label: LogConfiguration.Category.group.rawValue))
   }
 

@@ -92,7 +92,7 @@ public struct OfflineSettings: Equatable, Sendable {
   public var lmsPort: Int?
   public var lmsUser: String?
   public var lmsPasswordFile: String?
-  /// The UDP port a sync group's members keep time on while the server is away.
+  /// The UDP port a sync group's members keep time on (0: they do not).
   public var syncPort = 3484
   /// Signs the group's messages (nil: unsigned, filtered by sender and address only).
   public var syncKey: String?

@@ -151,7 +151,7 @@ public struct SlimplayCommand: RunnableCommand {
       .flag("--no-offline", help: "Turn off the offline cache, handoff and resync.", \.noOffline),
       .value(
         "--sync-port", valueName: "port",
-        help: "UDP port on which a sync group's members keep time while the server is away.",
+        help: "UDP port on which a sync group's members keep time with each other (0: off).",
         .integer(\.syncPort)),
       .value(
         "--sync-key", valueName: "key",

@@ -24,6 +24,9 @@ import Testing
     var playing = true
     var queueIndex: UInt32 = 1
     var sequence: UInt64 = 0
+    /// The position reads only to whole multiples of this many frames (a reader taking a pipe
+    /// in large pieces), 1: exactly.
+    var quantum: Double = 1
 
     /// Frames heard at true time `t` (ns).
     func frame(at t: UInt64) -> Double {
@@ -34,7 +37,7 @@ import Testing
       guard playing else { return nil }
       return GroupMessage.PlayPoint(
         queueIndex: queueIndex, trackID: 42, sampleRate: UInt32(GroupClockTests.rate),
-        frame: UInt64(frame(at: t).rounded(.down)), heardAt: t &+ clockOffset)
+        frame: UInt64((frame(at: t) / quantum).rounded(.down) * quantum), heardAt: t &+ clockOffset)
     }
   }
 
@@ -157,6 +160,18 @@ import Testing
     ]
     _ = Self.run(&members, seconds: 10)
     #expect(members[1].corrections.isEmpty)
+  }
+
+  @Test func aPositionReadTooCoarselyIsNotCorrectedBy() {
+    // The follower's pipe is read 1024 frames at a time: its position is known to 23 ms only.
+    var members = [
+      Self.member(Self.master, clockOffset: 0),
+      Self.member(Self.second, clockOffset: 0, startFrame: 30),
+    ]
+    members[1].quantum = 1024
+    _ = Self.run(&members, seconds: 30)
+    #expect(members[1].corrections.isEmpty, "\(members[1].corrections)")
+    #expect(members[1].logs.filter { $0.contains("reads too coarsely") }.count == 1, "\(members[1].logs)")
   }
 
   @Test func anotherTrackOrAPausedLeaderIsNotFollowed() {

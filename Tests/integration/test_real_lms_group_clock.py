@@ -1,0 +1,204 @@
+"""A sync group keeps one clock while the real LMS is away.
+
+Three slimplay players in one LMS sync group play the "Long FLAC" album, repeated, into paced readers
+that run like sound cards with crystals 0, +50 and -50 ppm off (group_rig.py). Some 25 s in, the
+server goes away (stopped for 5 minutes, or cut off by a 90 s partition), then returns. Read every
+10 s from the readers' own logs and the captures aligned to the frame:
+
+- while the server is away, every member stays within 1 ms of the leader (LMS's master): without
+  the group's clock (`--sync-port 0`) the same rig drifts apart at 50 ppm from the leader;
+- once it is back, LMS shows the heard track and time within 250 ms, one jump for the group, the
+  members within 2 ms of each other 10 s later and 1 ms a minute later;
+- nothing is missing or repeated in any capture but the few frames the corrections skipped or
+  inserted (each one found, and counted against what the players logged);
+- datagrams forged by another host, or recorded and sent again, move nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from group_rig import (align, as_frames, group_datagram, group_macs, launch_members, offsets_at,
+                       recording_group, send_to_group, stop_readers, underruns)
+from real_lms import UnknownPlayer
+from test_real_lms_offline import Queue, cached_count
+
+pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1")]
+
+PPMS = [0.0, 50.0, -50.0]
+RATE = 44100
+MS = RATE / 1000
+CORRECTED = re.compile(r"group: (\d+) frames \(\d+ µs\) (ahead of|behind) ")
+SERVER_ADJUSTS = re.compile(r"sync: the server asks (?:to skip|for) (\d+) ms")
+RESYNC_LINE = "resync: asking the server to play track"
+
+
+def play_until_cached(real_lms, members, queue: Queue, seconds: float) -> None:
+    real_lms.load_tracks(members[0].mac, queue.tracks)
+    real_lms.play(members[0].mac, 0)
+    unique = len({track.path for track in queue.tracks})
+    deadline = time.monotonic() + seconds + 60
+    while time.monotonic() < deadline:
+        if all(queue.seconds_for(captured(m)) >= seconds and cached_count(m.folder) >= unique
+               for m in members):
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the group did not play {seconds} s with the album cached\n" + "\n".join(m.log() for m in members))
+
+
+def wait_for_resync(real_lms, members, queue: Queue) -> tuple[float, float]:
+    """(the instant both were back, seconds until LMS showed the heard track at the heard time)."""
+    deadline = time.monotonic() + 30
+    while not all(real_lms.connected(m.mac) for m in members):
+        if time.monotonic() > deadline:
+            pytest.fail("a member did not reconnect within 30 s\n" + "\n".join(m.log() for m in members))
+        time.sleep(0.05)
+    back = time.monotonic()
+    last = None
+    while time.monotonic() < back + 10:
+        try:
+            status = real_lms.status(members[0].mac)
+        except (UnknownPlayer, OSError):
+            time.sleep(0.05)
+            continue
+        index, seconds = queue.position(captured(members[0]))
+        server_index, server_time = status.get("playlist_cur_index"), float(status.get("time") or 0)
+        last = (server_index, server_time, index, seconds)
+        if server_index is not None and int(server_index) == index and abs(server_time - seconds) <= 0.25:
+            return back, time.monotonic() - back
+        time.sleep(0.1)
+    pytest.fail(f"LMS never showed the heard position (index, time, heard index, heard s): {last}\n"
+                + "\n".join(m.log() for m in members))
+
+
+def captured(member) -> int:  # noqa: ANN001
+    """Bytes captured so far (without copying them)."""
+    return len(member.capture.data)
+
+
+def wait_for_the_end(members, queue: Queue, timeout: float) -> None:
+    """Until every reader has played the queue's length, give or take its corrections (a second), and
+    nothing more came for 2 s."""
+    deadline = time.monotonic() + timeout
+    near = len(queue.reference) - queue.rates[0]
+    sizes, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        now = [captured(m) for m in members]
+        if now != sizes:
+            sizes, since = now, time.monotonic()
+        elif min(now) >= near and time.monotonic() - since >= 2:
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the readers stopped at {sizes} bytes of {len(queue.reference)}\n" + "\n".join(m.log() for m in members))
+
+
+def corrections_logged(log: str) -> int:
+    """Frames the player's group clock moved it, and the server's own sync adjustments, in all."""
+    frames = sum(int(count) for count, _ in CORRECTED.findall(log))
+    return frames + sum(round(int(ms) * MS) for ms in SERVER_ADJUSTS.findall(log))
+
+
+def forge_and_replay(members, recorded: list[bytes], keyed: bool) -> None:
+    """What another host on the LAN can do: claim to be the master with a play point 2 s away, and
+    send again what it overheard from the group."""
+    master = members[0].mac
+    now_ns = time.monotonic_ns()
+    forged = [group_datagram(master, master, 7, 10**9 + n, 0, 1, RATE, 2 * RATE + n, now_ns) for n in range(20)]
+    # Without a key, from an address LMS does not have for the master; with one, even from its own.
+    send_to_group(forged, source="127.0.0.1" if keyed else "127.0.0.77")
+    send_to_group(recorded, source="127.0.0.1")
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(
+    "outage, away, copies",
+    [pytest.param("stopped", 300, 3, marks=pytest.mark.slow(seconds=480)),
+     pytest.param("partition", 90, 2, marks=pytest.mark.slow(seconds=330))])
+def test_the_group_keeps_one_clock_while_the_server_is_away(real_lms, start_player, tmp_path, outage, away, copies):
+    queue = Queue(real_lms.library.tracks("Long FLAC") * copies)
+    keyed = outage == "partition"
+    extra = ("--sync-key", "kitchen and hall") if keyed else ()
+    members = launch_members(real_lms, start_player, tmp_path, queue, PPMS, group_macs(len(PPMS)), extra)
+    with recording_group() as overheard:
+        play_until_cached(real_lms, members, queue, seconds=20)
+        recorded = overheard()[-40:]
+    assert recorded, "nothing of the group's traffic was heard on the LAN"
+    cut = time.monotonic_ns()
+    if outage == "stopped":
+        real_lms.stop()
+        time.sleep(away / 2)
+        forge_and_replay(members, recorded, keyed)
+        time.sleep(away / 2)
+        real_lms.start()
+    else:
+        with real_lms.partition():
+            time.sleep(away / 2)
+            forge_and_replay(members, recorded, keyed)
+            time.sleep(away / 2)
+    back_at, lms_right_after = wait_for_resync(real_lms, members, queue)
+    back = int(back_at * 1e9)
+    wait_for_the_end(members, queue, timeout=queue.seconds_for(len(queue.reference)) + 60)
+    stop_readers(members)
+
+    reference = as_frames(queue.reference)
+    alignments = []
+    for number, member in enumerate(members):
+        capture = as_frames(member.capture.bytes())
+        alignment = align(capture, reference)
+        alignments.append(alignment)
+        print(f"member {number} ({member.ppm:+} ppm): {len(alignment.edits)} corrections, "
+              f"{alignment.inserted} frames inserted, {alignment.skipped} skipped; "
+              f"{corrections_logged(member.log())} frames logged")
+        assert alignment.reference_end == len(reference), (
+            f"member {number} stopped at reference frame {alignment.reference_end} of {len(reference)}\n{member.log()}")
+        assert alignment.capture_end == len(capture), f"member {number}: {len(capture) - alignment.capture_end} frames after the end"
+        # Every departure from the album is a correction the player made and logged, to the frame.
+        assert alignment.inserted + alignment.skipped == corrections_logged(member.log()), member.log()
+        gaps = [(round((at - cut) / 1e9, 1), round(s, 3)) for at, s in underruns(member, queue.rates[0])
+                if at < back + 60 * 10**9]
+        assert not gaps, f"member {number} went silent (s after the cut, length): {gaps}\n{member.log()}"
+
+    away_instants = list(range(cut + 10 * 10**9, back, 10 * 10**9))
+    during = offsets_at(members, alignments, away_instants)
+    for instant, row in zip(away_instants, during):
+        print(f"{(instant - cut) / 1e9:6.1f} s after the cut: " + ", ".join(f"{o / MS:+.3f} ms" for o in row[1:]))
+    worst_away = max(abs(o) for row in during for o in row[1:]) / MS
+    after = offsets_at(members, alignments, [back + 10 * 10**9, back + 60 * 10**9])
+    print(f"LMS right {lms_right_after:.2f} s after the reconnect; worst while away {worst_away:.3f} ms; "
+          f"10 s after: {[round(o / MS, 3) for o in after[0][1:]]} ms, 60 s after: {[round(o / MS, 3) for o in after[1][1:]]} ms")
+    assert worst_away <= 1.0, "\n".join(m.log() for m in members)
+    assert max(abs(o) for o in after[0][1:]) <= 2 * MS
+    assert max(abs(o) for o in after[1][1:]) <= 1 * MS
+
+    logs = [member.log() for member in members]
+    resyncs = [line for log in logs for line in log.splitlines() if RESYNC_LINE in line]
+    assert len(resyncs) == 1, "\n".join(logs)
+    for log in logs[1:]:
+        assert "group: refused a datagram" in log, log
+    # The forged play point was 2 s (88,200 frames) away: no correction came near it.
+    assert all(int(count) < 2 * MS for log in logs for count, _ in CORRECTED.findall(log)), "\n".join(logs)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.slow(seconds=150)
+@pytest.mark.lms_versions("8.3.0")
+def test_without_the_group_clock_the_members_drift_apart(real_lms, start_player, tmp_path):
+    """The same rig with `--sync-port 0`: the members drift apart at their readers' 50 ppm while the server
+    is away (3 ms a minute from the leader), so the test above can tell."""
+    queue = Queue(real_lms.library.tracks("Long FLAC"))
+    members = launch_members(real_lms, start_player, tmp_path, queue, PPMS, group_macs(len(PPMS)),
+                             ("--sync-port", "0"))
+    play_until_cached(real_lms, members, queue, seconds=20)
+    cut = time.monotonic_ns()
+    real_lms.stop()
+    time.sleep(62)
+    stop_readers(members)
+    reference = as_frames(queue.reference)
+    alignments = [align(as_frames(m.capture.bytes()), reference) for m in members]
+    start, end = offsets_at(members, alignments, [cut + 1 * 10**9, cut + 61 * 10**9])
+    drift = [(b - a) / MS for a, b in zip(start[1:], end[1:])]
+    print(f"drift from the leader over 60 s: {[round(d, 3) for d in drift]} ms")
+    # +50 ppm gains 3 ms a minute on the leader, -50 ppm loses as much.
+    assert 2.0 <= drift[0] <= 4.0 and -4.0 <= drift[1] <= -2.0

@@ -13,13 +13,13 @@ import contextlib
 import time
 
 import pytest
+from group_rig import group_macs
 from media import Capture
 from real_lms import LMSError, UnknownPlayer
 from test_real_lms_offline import Queue, cached_count, compare_whole_queue
 
 pytestmark = [pytest.mark.real_lms, pytest.mark.slow(seconds=90), pytest.mark.lms_versions("8.3.0", "7.9.1")]
 
-MACS = ("02:11:22:33:55:01", "02:11:22:33:55:02")  # the first is LMS's sync master
 RESYNC_LINE = "resync: asking the server to play track"
 
 
@@ -32,8 +32,10 @@ class Member:
 
 
 def launch_group(real_lms, start_player, tmp_path, queue: Queue) -> list[Member]:
+    """Two members; the first is LMS's sync master."""
+    macs = group_macs(2)
     members = []
-    for number, mac in enumerate(MACS):
+    for number, mac in enumerate(macs):
         with contextlib.suppress(LMSError, OSError):
             real_lms.rpc(mac, ["sync", "-"])
         with contextlib.suppress(LMSError, OSError):
@@ -54,15 +56,15 @@ def launch_group(real_lms, start_player, tmp_path, queue: Queue) -> list[Member]
         # LMS's own sync check would skip or pad the members against each other (it reads their
         # `-o -` readers' jitter as drift): what is checked here is the outage, to the last frame.
         real_lms.rpc(member.mac, ["playerpref", "maintainSync", "0"])
-    real_lms.rpc(MACS[1], ["sync", MACS[0]])
-    groups = real_lms.rpc(MACS[0], ["syncgroups", "?"]).get("syncgroups_loop", [])
-    assert groups and set(MACS) <= set(groups[0]["sync_members"].split(",")), groups
+    real_lms.rpc(macs[1], ["sync", macs[0]])
+    groups = real_lms.rpc(macs[0], ["syncgroups", "?"]).get("syncgroups_loop", [])
+    assert groups and set(macs) <= set(groups[0]["sync_members"].split(",")), groups
     return members
 
 
 def play_until(real_lms, members: list[Member], queue: Queue, seconds: float, cached: int = 3) -> None:
-    real_lms.load_tracks(MACS[0], queue.tracks)
-    real_lms.play(MACS[0], 0)
+    real_lms.load_tracks(members[0].mac, queue.tracks)
+    real_lms.play(members[0].mac, 0)
     deadline = time.monotonic() + seconds + 30
     while time.monotonic() < deadline:
         if all(queue.seconds_for(len(m.capture.bytes())) >= seconds and cached_count(m.cache) >= cached
@@ -84,7 +86,7 @@ def wait_for_group_resync(real_lms, members: list[Member], queue: Queue, back: f
     last = None
     while time.monotonic() < reconnected + 10:
         try:
-            status = real_lms.status(MACS[0])
+            status = real_lms.status(members[0].mac)
         except (UnknownPlayer, OSError):
             time.sleep(0.05)
             continue
@@ -127,4 +129,4 @@ def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_p
     assert len(resyncs) == 1, "\n".join(m.log() for m in members)
     for member in members:
         assert "the server's stream took over" in member.log(), member.log()
-    assert real_lms.status(MACS[0]).get("mode") == "stop"  # LMS followed the queue to its end
+    assert real_lms.status(members[0].mac).get("mode") == "stop"  # LMS followed the queue to its end

@@ -52,7 +52,12 @@ public struct GroupClock: Sendable {
   public let master: MACAddress
   public let configuration: Configuration
   public private(set) var leader: MACAddress?
-  private var lastHeard: [MACAddress: UInt64] = [:]
+  /// Each other member's last play point and when it came (on our clock).
+  private var lastPoints: [MACAddress: (point: GroupMessage.PlayPoint, at: UInt64)] = [:]
+  /// This member started at the leader's position and has not yet been found in step.
+  public private(set) var isJoining = false
+  /// Whether this member played at its last tick.
+  private var playing = false
   private var clocks: [MACAddress: ClockOffset] = [:]
   /// The `sent` of time requests not answered yet: a reply must answer one of them.
   private var outstanding: [UInt64] = []
@@ -71,17 +76,43 @@ public struct GroupClock: Sendable {
     self.configuration = configuration
   }
 
-  /// The members heard lately, this one included.
-  public func heard(at now: UInt64) -> Set<MACAddress> {
-    var members: Set<MACAddress> = [player]
-    for (member, at) in lastHeard where now &- at <= configuration.memberTimeout { members.insert(member) }
+  /// The members that can lead: those heard playing lately, and this one while it plays in step.
+  /// One that is joining (just restarted, started at the leader's position, not yet corrected)
+  /// leads nobody, even LMS's master.
+  public func candidates(at now: UInt64) -> Set<MACAddress> {
+    var members: Set<MACAddress> = playing && !isJoining ? [player] : []
+    for (member, last) in lastPoints where now &- last.at <= configuration.memberTimeout && last.point.state == .playing {
+      members.insert(member)
+    }
     return members
+  }
+
+  /// Where the leader is heard at `now`, from its last play point and its clock: where a member
+  /// that joins the group starts.
+  public func leaderPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? {
+    guard let leader, leader != player, let last = lastPoints[leader], last.point.state == .playing,
+      let heardAt = clocks[leader]?.local(last.point.heardAt), now &- heardAt <= configuration.freshness
+    else { return nil }
+    var point = last.point
+    let elapsed = now - heardAt
+    let rate = UInt64(point.sampleRate)
+    point.frame += elapsed / 1_000_000_000 * rate + elapsed % 1_000_000_000 * rate / 1_000_000_000
+    point.heardAt = now
+    return point
+  }
+
+  /// This member started playing at the leader's position: it follows until found in step.
+  public mutating func beginJoining() {
+    isJoining = true
+    differences = []
   }
 
   /// Called a few times a second with this member's play point (nil: nothing plays).
   public mutating func tick(now: UInt64, own: GroupMessage.PlayPoint?) -> [Action] {
+    playing = own?.state == .playing
     var actions = chooseLeader(now: now)
-    if let own, now >= nextPublish {
+    if var own, now >= nextPublish {
+      if isJoining, own.state == .playing { own.state = .joining }
       actions.append(.send(.playPoint(own)))
       nextPublish = now + configuration.publishInterval
     }
@@ -100,7 +131,6 @@ public struct GroupClock: Sendable {
   /// play point now.
   public mutating func received(_ message: GroupMessage, now: UInt64, own: GroupMessage.PlayPoint?) -> [Action] {
     guard message.sender != player else { return [] }
-    lastHeard[message.sender] = now
     switch message.body {
     case .timeRequest(let sent):
       return [.send(.timeReply(requestSent: sent, received: now, sent: now))]
@@ -112,12 +142,13 @@ public struct GroupClock: Sendable {
         requestSent: requestSent, received: received, replied: sent, replyReceived: now)
       return []
     case .playPoint(let point):
+      lastPoints[message.sender] = (point, now)
       return follow(point, of: message.sender, now: now, own: own)
     }
   }
 
   private mutating func chooseLeader(now: UInt64) -> [Action] {
-    let chosen = LeaderChoice.leader(master: master, heard: heard(at: now))
+    let chosen = LeaderChoice.leader(master: master, heard: candidates(at: now))
     guard chosen != leader else { return [] }
     leader = chosen
     differences = []
@@ -162,7 +193,11 @@ public struct GroupClock: Sendable {
       }
       return []
     }
-    guard abs(difference) >= tolerance else { return [] }
+    guard abs(difference) >= tolerance else {
+      guard isJoining else { return [] }
+      isJoining = false
+      return [.log(.notice, "group: in step with \(sender)")]
+    }
     settledAt = now + configuration.settleNanoseconds
     let microseconds = abs(difference) * 1_000_000 / Int(rate)
     let way = difference > 0 ? "ahead of" : "behind"

@@ -51,6 +51,8 @@ public struct GroupMessage: Equatable, Sendable {
       case playing = 0
       case paused = 1
       case stopped = 2
+      /// Playing, started at the leader's position and not yet found in step: leads nobody.
+      case joining = 3
     }
 
     /// The track's entry in LMS's queue.

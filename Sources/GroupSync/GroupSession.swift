@@ -53,6 +53,12 @@ public final class GroupSession: @unchecked Sendable {
     }
   }
 
+  /// Where the group's leader is heard now (nil: no leader heard playing, or its clock not yet known).
+  public func leaderPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? { clock.leaderPlayPoint(at: now) }
+
+  /// This player starts at the leader's position: it leads nobody until found in step.
+  public func beginJoining() { clock.beginJoining() }
+
   public func stop() {
     ticker?.cancel()
     ticker = nil

@@ -417,6 +417,13 @@ public struct OfflineStateMachine: Sendable {
     playedOut = nil
   }
 
+  /// The group a saved state names, taken while no server has said otherwise (a restart while it
+  /// is away): its members are listened for before anything resumes.
+  public mutating func rememberGroup(_ saved: SyncGroup) {
+    guard ledger.latest == nil, group == nil else { return }
+    group = saved
+  }
+
   /// Local control replaced everything that played.
   public mutating func localRestart() {
     ledger.forgetAllTracks()

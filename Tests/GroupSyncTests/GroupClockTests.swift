@@ -152,6 +152,37 @@ import Testing
     #expect(worst[0] <= 1)
   }
 
+  @Test func aRestartedMasterJoinsAtTheLeadersPositionAndLeadsOnlyOnceInStep() throws {
+    // The master was killed; the others followed the lowest MAC among them meanwhile.
+    var members = [
+      Self.member(Self.second, clockOffset: 2_000_000_000, startFrame: 1000),
+      Self.member(Self.third, clockOffset: 3_000_000_000, startFrame: 1000),
+      Self.member(Self.master, clockOffset: 9_000_000_000),
+    ]
+    members[2].playing = false
+    _ = Self.run(&members, seconds: 5)
+    #expect(members[0].clock.leader == Self.second && members[1].clock.leader == Self.second)
+    // Back, the master hears the group and starts at the leader's position, 5000 frames (113 ms)
+    // late for its start-up.
+    let t0: UInt64 = 5_000_000_000
+    let leaderPoint = try #require(members[2].clock.leaderPlayPoint(at: t0 + members[2].clockOffset))
+    #expect(abs(Double(leaderPoint.frame) - members[0].frame(at: t0)) <= 1)
+    members[2].startFrame = Double(leaderPoint.frame) - 5000 - Double(t0) * Double(Self.rate) / 1e9
+    members[2].playing = true
+    members[2].clock.beginJoining()
+    _ = Self.run(&members, from: t0, seconds: 1)
+    // Joining, it leads nobody, itself included, though it is LMS's master.
+    #expect(members.allSatisfy { $0.clock.leader == Self.second })
+    let worst = Self.run(&members, from: t0 + 1_000_000_000, seconds: 9, judgeLast: 3)
+    #expect(!members[2].clock.isJoining)
+    #expect(members[2].corrections.count == 1 && abs((members[2].corrections.first ?? 0) + 5000) <= 1)
+    #expect(members[2].logs.contains("group: in step with \(Self.second)"))
+    // In step, the master leads again; nobody had to move for it.
+    #expect(members.allSatisfy { $0.clock.leader == Self.master })
+    #expect(members[0].corrections.isEmpty && members[1].corrections.isEmpty)
+    #expect(worst.allSatisfy { $0 <= 1 })
+  }
+
   @Test func aSmallDifferenceIsLeftAlone() {
     // 10 frames (0.23 ms) is under the 0.3 ms tolerance: a correction would be heard for nothing.
     var members = [

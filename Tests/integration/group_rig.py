@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import socket
 import struct
 import subprocess
@@ -52,6 +53,8 @@ class Member:
     timing: Path
     folder: Path
     ppm: float
+    args: tuple[str, ...] = ()
+    name: str = ""
 
     def log(self) -> str:
         return self.player.log()
@@ -79,16 +82,11 @@ def launch_members(real_lms, start_player, tmp_path: Path, queue, ppms: list[flo
             real_lms.rpc(mac, ["sync", "-"])
         folder = tmp_path / f"member-{number}"
         folder.mkdir()
-        player = start_player(
-            "-s", real_lms.addr, "-m", mac, "-o", "-", "-a", queue.sample_format, "-n", f"group-{number}",
-            "--state-dir", str(folder / "state"), "--cache-dir", str(folder / "cache"), "--prefetch", "15",
-            "--lms-port", str(real_lms.http_port), "-d", "stream=info", "-d", "lms=info", "-d", "group=info",
-            *extra, name=f"member-{number}", capture=True)
-        timing = folder / "timing.txt"
-        paced = subprocess.Popen([str(reader), str(rate), str(ppm), str(READ_FRAMES * BYTES_PER_FRAME), str(timing)],
-                                 stdin=player.process.stdout, stdout=subprocess.PIPE)
-        player.process.stdout.close()  # the reader holds it now
-        members.append(Member(mac, player, paced, Capture(paced.stdout), timing, folder, ppm))
+        args = ("-s", real_lms.addr, "-m", mac, "-o", "-", "-a", queue.sample_format, "-n", f"group-{number}",
+                "--state-dir", str(folder / "state"), "--cache-dir", str(folder / "cache"), "--prefetch", "15",
+                "--lms-port", str(real_lms.http_port), "-d", "stream=info", "-d", "lms=info", "-d", "group=info",
+                *extra)
+        members.append(_start(start_player, reader, args, f"member-{number}", mac, folder, ppm, rate, "timing.txt"))
     for member in members:
         try:
             real_lms.wait_player(member.mac, timeout=20)
@@ -100,6 +98,28 @@ def launch_members(real_lms, start_player, tmp_path: Path, queue, ppms: list[flo
     groups = real_lms.rpc(members[0].mac, ["syncgroups", "?"]).get("syncgroups_loop", [])
     assert groups and set(macs) <= set(groups[0]["sync_members"].split(",")), groups
     return members
+
+
+def _start(start_player, reader: Path, args: tuple[str, ...], name: str, mac: str, folder: Path, ppm: float,
+           rate: int, timing_name: str) -> Member:  # noqa: ANN001
+    player = start_player(*args, name=name, capture=True)
+    timing = folder / timing_name
+    paced = subprocess.Popen([str(reader), str(rate), str(ppm), str(READ_FRAMES * BYTES_PER_FRAME), str(timing)],
+                             stdin=player.process.stdout, stdout=subprocess.PIPE)
+    player.process.stdout.close()  # the reader holds it now
+    return Member(mac, player, paced, Capture(paced.stdout), timing, folder, ppm, args, name)
+
+
+def kill_and_restart(member: Member, start_player, tmp_path: Path, queue, downtime: float) -> Member:  # noqa: ANN001
+    """SIGKILLs the member's player (its reader sees the end), waits, and starts it again as it was, into
+    a reader of its own: the same card, a new capture."""
+    member.player.process.kill()
+    member.player.process.wait(timeout=10)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        member.reader.wait(timeout=10)
+    time.sleep(downtime)
+    return _start(start_player, reader_binary(tmp_path), member.args, member.name + "-again", member.mac,
+                  member.folder, member.ppm, queue.rates[0], "timing-again.txt")
 
 
 def stop_readers(members: list[Member]) -> None:
@@ -165,12 +185,15 @@ def _find(window: np.ndarray, within: np.ndarray) -> int | None:
     return None
 
 
-def align(capture: np.ndarray, reference: np.ndarray, largest: int = 4410, window: int = 256) -> Alignment:
+def align(capture: np.ndarray, reference: np.ndarray, expected: list[int] | None = None, largest: int = 4410,
+          window: int = 256) -> Alignment:
     """Walks the capture along the reference; every departure must be silence inserted (zeros, after
-    which the reference goes on where it was) or a few frames skipped (at most `largest`, 100 ms);
-    anything else fails. The tones repeat within a track, so a departure is taken as the smallest
-    shift that explains it."""
+    which the reference goes on where it was) or frames skipped, else the walk fails. `expected`: the
+    corrections the player logged, in order (positive: frames of silence, negative: frames skipped),
+    tried first at each departure; without one that explains it, the smallest shift (at most
+    `largest`) that does is taken (the tones repeat within a track, so a larger one is ambiguous)."""
     result = Alignment()
+    hints = list(expected or [])
     i = j = 0
     while i < len(capture) and j < len(reference):
         n = min(len(capture) - i, len(reference) - j, 1 << 18)
@@ -180,6 +203,17 @@ def align(capture: np.ndarray, reference: np.ndarray, largest: int = 4410, windo
             continue
         i, j = i + int(differing[0]), j + int(differing[0])
         size = min(window, len(reference) - j, len(capture) - i)
+        hinted = next((k for k, hint in enumerate(hints) if _explains(capture, reference, i, j, hint, size)), None)
+        if hinted is not None:
+            hint = hints[hinted]
+            del hints[:hinted + 1]
+            if hint > 0:
+                result.edits.append(Edit(i, j, "silence", hint))
+                i += hint
+            else:
+                result.edits.append(Edit(i, j, "skip", -hint))
+                j += -hint
+            continue
         inserted = _find(reference[j:j + size], capture[i:i + largest + size])
         skipped = _find(capture[i:i + size], reference[j:j + largest + size])
         if inserted is not None and (skipped is None or inserted <= skipped) and not capture[i:i + inserted].any():
@@ -193,6 +227,34 @@ def align(capture: np.ndarray, reference: np.ndarray, largest: int = 4410, windo
                                  f"frames skipped: {capture[i:i + 4]} against {reference[j:j + 4]}")
     result.capture_end, result.reference_end = i, j
     return result
+
+
+def _explains(capture: np.ndarray, reference: np.ndarray, i: int, j: int, correction: int, size: int) -> bool:
+    """Whether `correction` frames (silence if positive, skipped if negative) at capture frame `i`,
+    reference frame `j`, bring the two together again."""
+    if correction > 0:
+        after = capture[i + correction:i + correction + size]
+        return (not capture[i:i + correction].any() and len(after) == size
+                and np.array_equal(after, reference[j:j + size]))
+    after = reference[j - correction:j - correction + size]
+    return len(after) == size and np.array_equal(capture[i:i + size], after)
+
+
+CORRECTION = re.compile(r"group: (\d+) frames \(\d+ µs\) (ahead of|behind) |"
+                        r"sync: the server asks (to skip|for) (\d+) ms")
+
+
+def logged_corrections(log: str, rate: int) -> list[int]:
+    """The corrections a player logged, in order: its group clock's (frames) and the server's (ms,
+    which the player turns into frames at the track's rate)."""
+    found = []
+    for frames, way, server_way, ms in CORRECTION.findall(log):
+        if frames:
+            found.append(int(frames) if way == "ahead of" else -int(frames))
+        else:
+            amount = int(ms) * rate // 1000
+            found.append(-amount if server_way == "to skip" else amount)
+    return found
 
 
 def offsets_at(members: list[Member], alignments: list[Alignment], instants: list[int]) -> list[list[float]]:

@@ -170,7 +170,7 @@ public struct GroupClock: Sendable {
     }
     // Only within one track: the members play the same files, so a difference is a time one.
     guard point.queueIndex == own.queueIndex, point.trackID == own.trackID, point.sampleRate == own.sampleRate,
-      heardAt >= settledAt
+      point.trackStart == own.trackStart, heardAt >= settledAt
     else { return [] }
     let rate = Int64(own.sampleRate)
     let sinceOwn = Int64(bitPattern: heardAt &- own.heardAt)

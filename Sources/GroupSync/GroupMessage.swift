@@ -60,18 +60,23 @@ public struct GroupMessage: Equatable, Sendable {
     /// LMS's track id (negative for remote streams): which track, whatever the queue's order.
     public var trackID: Int32
     public var sampleRate: UInt32
-    /// Frames of the track heard at `heardAt`, from its first frame (a seek's offset included).
+    /// Where in the track the members' stream began, in frames (0, or a seek's offset as the sender
+    /// knows it): the origin of `frame`. LMS streams a seek to every member alike, so `frame`
+    /// compares between them exactly; `trackStart + frame` places a member that joins.
+    public var trackStart: UInt64
+    /// Frames heard at `heardAt`, from `trackStart`.
     public var frame: UInt64
     public var heardAt: UInt64
     public var state: State
 
     public init(
-      queueIndex: UInt32, trackID: Int32, sampleRate: UInt32, frame: UInt64, heardAt: UInt64,
+      queueIndex: UInt32, trackID: Int32, sampleRate: UInt32, trackStart: UInt64 = 0, frame: UInt64, heardAt: UInt64,
       state: State = .playing
     ) {
       self.queueIndex = queueIndex
       self.trackID = trackID
       self.sampleRate = sampleRate
+      self.trackStart = trackStart
       self.frame = frame
       self.heardAt = heardAt
       self.state = state
@@ -104,6 +109,7 @@ public struct GroupMessage: Equatable, Sendable {
       writer.u32(point.queueIndex)
       writer.u32(UInt32(bitPattern: point.trackID))
       writer.u32(point.sampleRate)
+      writer.u64(point.trackStart)
       writer.u64(point.frame)
       writer.u64(point.heardAt)
       writer.u8(point.state.rawValue)
@@ -140,6 +146,7 @@ public struct GroupMessage: Equatable, Sendable {
       let queueIndex = try reader.u32()
       let trackID = Int32(bitPattern: try reader.u32())
       let sampleRate = try reader.u32()
+      let trackStart = try reader.u64()
       let frame = try reader.u64()
       let heardAt = try reader.u64()
       let code = try reader.u8()
@@ -148,7 +155,8 @@ public struct GroupMessage: Equatable, Sendable {
       }
       body = .playPoint(
         PlayPoint(
-          queueIndex: queueIndex, trackID: trackID, sampleRate: sampleRate, frame: frame, heardAt: heardAt,
+          queueIndex: queueIndex, trackID: trackID, sampleRate: sampleRate, trackStart: trackStart, frame: frame,
+          heardAt: heardAt,
           state: state))
     case 2:
       body = .timeRequest(sent: try reader.u64())

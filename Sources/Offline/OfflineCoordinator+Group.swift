@@ -43,17 +43,20 @@ extension OfflineCoordinator {
     session.start()
   }
 
-  /// Where this player is, as the group compares it: queue entry, LMS track, frames from the
-  /// track's first (its start offset included), heard at `now`.
+  /// Where this player is, as the group compares it: queue entry, LMS track, where the track's
+  /// stream began and the frames heard since, at `now`. A track started where the group's leader
+  /// was (a member joining) counts from the leader's origin.
   func groupPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? {
     guard engine.isPlaying, let heard = engine.heardPosition(at: now),
       let placement = machine.ledger.placement(of: heard.trackID),
       let track = machine.ledger.track(at: placement.queueIndex), heard.sampleRate > 0
     else { return nil }
     let start = Int((placement.startSeconds * Double(heard.sampleRate)).rounded())
+    let origin = joinedTrack.flatMap { $0.track == heard.trackID ? $0.origin : nil } ?? start
     return GroupMessage.PlayPoint(
       queueIndex: UInt32(placement.queueIndex), trackID: Int32(truncatingIfNeeded: track.id),
-      sampleRate: UInt32(heard.sampleRate), frame: UInt64(max(0, start + heard.frames)), heardAt: now)
+      sampleRate: UInt32(heard.sampleRate), trackStart: UInt64(max(0, origin)),
+      frame: UInt64(max(0, start - origin + heard.frames)), heardAt: now)
   }
 
   /// The addresses LMS has for the group's members (`players`), so that only they are heard.

@@ -127,13 +127,14 @@ extension OfflineCoordinator {
       }
       return
     }
-    let seconds = Double(point.frame) / Double(point.sampleRate)
+    let seconds = Double(point.trackStart + point.frame) / Double(point.sampleRate)
     var joined = saved
     joined.index = track.index
     joined.position = seconds
     joined.sampleRate = Int(point.sampleRate)
     groupLogger.notice("group: no server; joining the group at track \(track.index + 1), \(seconds) s")
     resume(joined)
+    if let id = machine.ledger.lastPlacedTrack { joinedTrack = (id, Int(point.trackStart)) }
     session.beginJoining()
   }
 

@@ -285,10 +285,10 @@ def underruns(member: Member, rate: int, longer_than: float = 0.05) -> list[tupl
 def group_datagram(sender: str, group: str, boot: int, sequence: int, queue_index: int, track_id: int,
                    rate: int, frame: int, heard_at: int) -> bytes:
     """A play point as the protocol lays it out (Docs/SYNC.md), unsigned."""
-    def mac(text: str) -> bytes:
+    def mac(text: str) -> bytes:  # noqa: E306
         return bytes(int(part, 16) for part in text.split(":"))
     return (b"SPGS" + bytes([1, 1, 0, 0]) + mac(sender) + mac(group) + struct.pack(">IQ", boot, sequence)
-            + struct.pack(">IiIQQB", queue_index, track_id, rate, frame, heard_at, 0))
+            + struct.pack(">IiIQQQB", queue_index, track_id, rate, 0, frame, heard_at, 0))
 
 
 def send_to_group(datagrams: list[bytes], source: str, port: int = 3484) -> None:

@@ -37,6 +37,10 @@ public struct GroupClock: Sendable {
     /// correction moves the position at once, what is heard only once the device has played
     /// what it held (a pipe's 64 KiB, a sound card's buffer).
     public var settleNanoseconds: UInt64 = 1_000_000_000
+    /// After the server adjusted this member itself (LMS's own sync, online), nothing is corrected
+    /// for this long: LMS adjusts a group's members one after the other, seconds apart, and a
+    /// member that undid its adjustment would only be adjusted again.
+    public var serverSettleNanoseconds: UInt64 = 6_000_000_000
     /// Readings whose median is corrected (one reading can be a late wake-up), provided their middle
     /// half lies within twice the tolerance: a device whose delay is known only to a period (a
     /// reader taking a pipe in large pieces) reads too coarsely to correct by, and is left alone.
@@ -101,6 +105,13 @@ public struct GroupClock: Sendable {
     return point
   }
 
+  /// LMS skipped or paused this member to keep its group in time (online): its own corrections
+  /// wait until LMS has adjusted the others too.
+  public mutating func serverAdjusted(now: UInt64) {
+    settledAt = max(settledAt, now + configuration.serverSettleNanoseconds)
+    differences = []
+  }
+
   /// This member started playing at the leader's position: it follows until found in step.
   public mutating func beginJoining() {
     isJoining = true
@@ -155,7 +166,7 @@ public struct GroupClock: Sendable {
     requestsMade = 0
     nextRequest = now
     guard let chosen else { return [] }
-    return [.log(.notice, chosen == player ? "group: this player leads the group" : "group: following \(chosen)")]
+    return [.log(.notice, chosen == player ? "this player leads the group" : "following \(chosen)")]
   }
 
   private mutating func follow(
@@ -166,7 +177,7 @@ public struct GroupClock: Sendable {
     else { return [] }
     let age = heardAt > now ? heardAt - now : now - heardAt
     guard age <= configuration.freshness else {
-      return [.log(.warning, "group: a play point from \(sender) dated \(age / 1_000_000) ms from now: ignored")]
+      return [.log(.warning, "a play point from \(sender) dated \(age / 1_000_000) ms from now: ignored")]
     }
     // Only within one track: the members play the same files, so a difference is a time one.
     guard point.queueIndex == own.queueIndex, point.trackID == own.trackID, point.sampleRate == own.sampleRate,
@@ -188,7 +199,7 @@ public struct GroupClock: Sendable {
         return [
           .log(
             .notice,
-            "group: this player's position reads too coarsely to correct by (\(spread) frames apart); left alone")
+            "this player's position reads too coarsely to correct by (\(spread) frames apart); left alone")
         ]
       }
       return []
@@ -196,14 +207,14 @@ public struct GroupClock: Sendable {
     guard abs(difference) >= tolerance else {
       guard isJoining else { return [] }
       isJoining = false
-      return [.log(.notice, "group: in step with \(sender)")]
+      return [.log(.notice, "in step with \(sender)")]
     }
     settledAt = now + configuration.settleNanoseconds
     let microseconds = abs(difference) * 1_000_000 / Int(rate)
     let way = difference > 0 ? "ahead of" : "behind"
     return [
       .nudge(frames: difference),
-      .log(.info, "group: \(abs(difference)) frames (\(microseconds) µs) \(way) \(sender): corrected"),
+      .log(.info, "\(abs(difference)) frames (\(microseconds) µs) \(way) \(sender): corrected"),
     ]
   }
 }

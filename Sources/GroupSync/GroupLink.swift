@@ -58,7 +58,7 @@ public final class GroupLink: @unchecked Sendable {
       return eventLoop.makeFailedFuture(error)
     }
     self.destination = destination
-    let device = configuration.interfaceAddress.flatMap(Self.device(withAddress:))
+    let interface = configuration.interfaceAddress.flatMap { try? SocketAddress(ipAddress: $0, port: 0) }
     return DatagramBootstrap(group: eventLoop)
       .channelOption(.socketOption(.so_reuseaddr), value: 1)
       .channelInitializer { channel in
@@ -69,23 +69,25 @@ public final class GroupLink: @unchecked Sendable {
       }
       .bind(to: destination)
       .flatMap { (channel: any Channel) -> EventLoopFuture<any Channel> in
-        guard let multicast = channel as? any MulticastChannel else {
+        guard let provider = channel as? any SocketOptionProvider, case .v4(let group) = destination else {
           return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
         }
-        var ready = multicast.joinGroup(destination, device: device)
-        if let provider = channel as? any SocketOptionProvider {
-          ready = ready.flatMap { provider.setIPMulticastLoop(1) }.flatMap { provider.setIPMulticastTTL(1) }
-          if let address = device?.address, case .v4(let v4) = address {
-            ready = ready.flatMap { provider.setIPMulticastIF(v4.address.sin_addr) }
-          }
-        }
-        return ready.map { channel }
+        // The membership set directly: NIO's `joinGroup` refuses an interface without the multicast
+        // flag, loopback among them, where the kernel delivers a group's datagrams all the same.
+        let local: in_addr =
+          if case .v4(let address) = interface { address.address.sin_addr } else { in_addr(s_addr: INADDR_ANY.bigEndian) }
+        let membership = ip_mreq(imr_multiaddr: group.address.sin_addr, imr_interface: local)
+        return provider.unsafeSetSocketOption(level: .ip, name: .ip_add_membership, value: membership)
+          .flatMap { provider.setIPMulticastLoop(1) }
+          .flatMap { provider.setIPMulticastTTL(1) }
+          .flatMap { provider.setIPMulticastIF(local) }
+          .map { channel }
       }
       .hop(to: eventLoop)
       .map { [self] (channel: any Channel) in
         self.channel = channel
-        let on = device.map { " on \($0.name)" } ?? ""
-        logger.info("group: listening on \(configuration.groupAddress):\(configuration.port)\(on)")
+        let on = configuration.interfaceAddress.map { " on the interface of \($0)" } ?? ""
+        logger.info("listening on \(configuration.groupAddress):\(configuration.port)\(on)")
       }
   }
 
@@ -98,22 +100,13 @@ public final class GroupLink: @unchecked Sendable {
     var buffer = channel.allocator.buffer(capacity: bytes.count)
     buffer.writeBytes(bytes)
     channel.writeAndFlush(AddressedEnvelope(remoteAddress: destination, data: buffer)).whenFailure { [logger] in
-      logger.debug("group: a datagram was not sent: \($0)")
+      logger.debug("a datagram was not sent: \($0)")
     }
   }
 
   public func close() {
     channel?.close(promise: nil)
     channel = nil
-  }
-
-  /// The interface that holds `address` (IPv4).
-  static func device(withAddress address: String) -> NIONetworkDevice? {
-    let devices = (try? System.enumerateDevices()) ?? []
-    return devices.first { device in
-      guard case .v4 = device.address else { return false }
-      return device.address?.ipAddress == address
-    }
   }
 
   /// The local address this machine would use to reach `host` (a UDP socket connected, nothing
@@ -161,7 +154,7 @@ private final class GroupDatagramHandler: ChannelInboundHandler {
     do {
       decoded = try GroupMessage.decode(Array(envelope.data.readableBytesView))
     } catch {
-      logger.info("group: a datagram from \(source) that is not a group message: \(error)")
+      logger.info("a datagram from \(source) that is not a group message: \(error)")
       return
     }
     let authentication: MessageFilter.Authentication =

@@ -43,7 +43,7 @@ public final class GroupSession: @unchecked Sendable {
     }.whenComplete { [self] result in
       switch result {
       case .failure(let error):
-        logger.warning("group: cannot join the group's network (\(error)); playing on without it")
+        logger.warning("cannot join the group's network (\(error)); playing on without it")
       case .success:
         ticker = eventLoop.scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(100)) { [self] _ in
           let now = MonotonicClock.nanoseconds()
@@ -55,6 +55,9 @@ public final class GroupSession: @unchecked Sendable {
 
   /// Where the group's leader is heard now (nil: no leader heard playing, or its clock not yet known).
   public func leaderPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? { clock.leaderPlayPoint(at: now) }
+
+  /// LMS adjusted this player itself (`strm a`, or `strm p` with an interval).
+  public func serverAdjusted() { clock.serverAdjusted(now: MonotonicClock.nanoseconds()) }
 
   /// This player starts at the leader's position: it leads nobody until found in step.
   public func beginJoining() { clock.beginJoining() }
@@ -78,7 +81,7 @@ public final class GroupSession: @unchecked Sendable {
       // A flood of forged datagrams must not flood the log: one line every 10 s at most.
       guard now - lastRefusalLogged >= 10_000_000_000 || lastRefusalLogged == 0 else { return }
       lastRefusalLogged = now
-      logger.warning("group: refused a datagram from \(source) (\(why)); \(refusals) refused so far")
+      logger.warning("refused a datagram from \(source) (\(why)); \(refusals) refused so far")
     }
   }
 

@@ -16,7 +16,7 @@ extension OfflineCoordinator {
     if let (_, session) = groupSession {
       session.stop()
       groupSession = nil
-      groupLogger.info("group: left the group of \(session.group)")
+      groupLogger.info("left the group of \(session.group)")
     }
     if let wanted { startGroupSession(wanted) }
   }
@@ -39,7 +39,7 @@ extension OfflineCoordinator {
       nudge: { [unowned self] frames in engine.nudgeOutput(frames: frames) },
       eventLoop: eventLoop, logger: groupLogger)
     groupSession = (group, session)
-    groupLogger.notice("group: keeping time with \(machine.groupPeers.joined(separator: ", "))")
+    groupLogger.notice("keeping time with \(machine.groupPeers.joined(separator: ", "))")
     session.start()
   }
 

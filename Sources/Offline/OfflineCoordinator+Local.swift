@@ -132,7 +132,7 @@ extension OfflineCoordinator {
     joined.index = track.index
     joined.position = seconds
     joined.sampleRate = Int(point.sampleRate)
-    groupLogger.notice("group: no server; joining the group at track \(track.index + 1), \(seconds) s")
+    groupLogger.notice("no server; joining the group at track \(track.index + 1), \(seconds) s")
     resume(joined)
     if let id = machine.ledger.lastPlacedTrack { joinedTrack = (id, Int(point.trackStart)) }
     session.beginJoining()

@@ -146,6 +146,9 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   public func handle(_ message: ServerMessage) {
     if case .stream(let command) = message {
       logger.debug("strm \(command.command) (\(machine.state))")
+      if command.command == .skipAhead || (command.command == .pause && command.value > 0) {
+        groupSession?.session.serverAdjusted()
+      }
     }
     perform(machine.serverMessage(message, facts: facts()))
   }

@@ -94,7 +94,8 @@ def launch_members(real_lms, start_player, tmp_path: Path, queue, ppms: list[flo
             pytest.fail(f"{error}\n{member.log()}")
         real_lms.set_volume(member.mac, 100)
     for member in members[1:]:
-        real_lms.rpc(member.mac, ["sync", members[0].mac])
+        # `<player> sync <other>` brings the other into the player's group; its first stays master.
+        real_lms.rpc(members[0].mac, ["sync", member.mac])
     groups = real_lms.rpc(members[0].mac, ["syncgroups", "?"]).get("syncgroups_loop", [])
     assert groups and set(macs) <= set(groups[0]["sync_members"].split(",")), groups
     return members

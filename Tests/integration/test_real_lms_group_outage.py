@@ -56,7 +56,8 @@ def launch_group(real_lms, start_player, tmp_path, queue: Queue) -> list[Member]
         # LMS's own sync check would skip or pad the members against each other (it reads their
         # `-o -` readers' jitter as drift): what is checked here is the outage, to the last frame.
         real_lms.rpc(member.mac, ["playerpref", "maintainSync", "0"])
-    real_lms.rpc(macs[1], ["sync", macs[0]])
+    # `<player> sync <other>` brings the other into the player's group; its first stays master.
+    real_lms.rpc(macs[0], ["sync", macs[1]])
     groups = real_lms.rpc(macs[0], ["syncgroups", "?"]).get("syncgroups_loop", [])
     assert groups and set(macs) <= set(groups[0]["sync_members"].split(",")), groups
     return members

@@ -75,6 +75,8 @@ public final class GroupSession: @unchecked Sendable {
     case .accepted:
       let now = MonotonicClock.nanoseconds()
       perform(clock.received(message, now: now, own: ownPlayPoint(now)))
+    case .otherGroup:
+      break
     case .refused(let why):
       refusals += 1
       let now = MonotonicClock.nanoseconds()

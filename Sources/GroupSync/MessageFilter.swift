@@ -9,6 +9,8 @@ import SlimProto
 public struct MessageFilter: Sendable {
   public enum Verdict: Equatable, Sendable {
     case accepted
+    /// Another group's: every group on the LAN shares the multicast address.
+    case otherGroup
     case refused(String)
   }
 
@@ -35,7 +37,7 @@ public struct MessageFilter: Sendable {
     _ message: GroupMessage, from address: String, authentication: Authentication
   ) -> Verdict {
     if authentication == .invalid { return .refused("not signed with the group's key") }
-    guard message.group == group else { return .refused("for another group (\(message.group))") }
+    guard message.group == group else { return .otherGroup }
     guard let listed = members[message.sender] else { return .refused("\(message.sender) is not a member") }
     if let listed, listed != address {
       return .refused("\(message.sender) is at \(listed), not \(address)")

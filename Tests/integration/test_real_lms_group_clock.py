@@ -20,7 +20,8 @@ import re
 import time
 
 import pytest
-from group_rig import (align, as_frames, group_datagram, group_macs, launch_members, logged_corrections,
+from group_rig import (align, as_frames, group_datagram, group_macs, kill_and_restart, launch_members,
+                       logged_corrections,
                        offsets_at, recording_group, send_to_group, stop_readers, underruns)
 from real_lms import UnknownPlayer
 from test_real_lms_offline import Queue, cached_count

@@ -24,8 +24,10 @@ extension OfflineCoordinator {
   private func startGroupSession(_ group: SyncGroup) {
     guard var link = configuration.groupLink, let master = MACAddress(group.master), let player = MACAddress(machine.player)
     else { return }
-    if link.interfaceAddress == nil, let server = client.endpoint {
-      link.interfaceAddress = GroupLink.localAddress(reaching: server.host, port: server.port)
+    // The interface that reaches the server reaches its players; a player restarted while the
+    // server is away goes by the server it saved.
+    if link.interfaceAddress == nil, let host = client.endpoint?.host ?? savedServerHost {
+      link.interfaceAddress = GroupLink.localAddress(reaching: host, port: 3483)
     }
     var members: [MACAddress: String?] = [:]
     for member in group.members {

@@ -28,6 +28,7 @@ extension OfflineCoordinator {
     }
     guard let saved else { return }
     if let group = saved.group, group.contains(machine.player) {
+      savedServerHost = saved.server.split(separator: ":").first.map(String.init)
       groupAddresses = saved.groupAddresses
       machine.rememberGroup(group)
       groupSessionFollowsState()

@@ -82,6 +82,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   /// The addresses LMS has for the group's members, by MAC; and the group they were read for.
   var groupAddresses: [String: String] = [:]
   var groupAddressesReadFor: SyncGroup?
+  /// The host of the server a saved state names (the group's interface before the server is back).
+  var savedServerHost: String?
   /// The engine track started where the group's leader was, and the leader's origin for it.
   var joinedTrack: (track: Int, origin: Int)?
   let groupLogger: Logger

@@ -46,8 +46,18 @@ def wall_now() -> float:
 RESYNC_LINE = "resync: asking the server to play track"
 
 
+def load_group_queue(real_lms, members, tracks) -> None:  # noqa: ANN001
+    """The group's queue, loaded through every member in turn. LMS 7.9.1 saves a synced group's queue
+    (for its start after a restart) only under the player the command came through
+    (`Slim::Player::Playlist::modifyPlaylistCallback` names `$client`'s file for each member), and a
+    member that comes back first after a restart brings its own: loaded through one, the group
+    comes back empty whenever another member reconnects first."""
+    for member in members:
+        real_lms.load_tracks(member.mac, tracks)
+
+
 def play_until_cached(real_lms, members, queue: Queue, seconds: float) -> None:
-    real_lms.load_tracks(members[0].mac, queue.tracks)
+    load_group_queue(real_lms, members, queue.tracks)
     real_lms.play(members[0].mac, 0)
     unique = len({track.path for track in queue.tracks})
     deadline = time.monotonic() + seconds + 60

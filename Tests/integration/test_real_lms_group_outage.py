@@ -16,6 +16,7 @@ import pytest
 from group_rig import group_macs
 from media import Capture
 from real_lms import LMSError, UnknownPlayer
+from test_real_lms_group_clock import load_group_queue
 from test_real_lms_offline import Queue, cached_count, compare_whole_queue
 
 pytestmark = [pytest.mark.real_lms, pytest.mark.slow(seconds=90), pytest.mark.lms_versions("8.3.0", "7.9.1")]
@@ -67,7 +68,7 @@ def launch_group(real_lms, start_player, tmp_path, queue: Queue) -> list[Member]
 
 
 def play_until(real_lms, members: list[Member], queue: Queue, seconds: float, cached: int = 3) -> None:
-    real_lms.load_tracks(members[0].mac, queue.tracks)
+    load_group_queue(real_lms, members, queue.tracks)
     real_lms.play(members[0].mac, 0)
     deadline = time.monotonic() + seconds + 30
     while time.monotonic() < deadline:

@@ -119,6 +119,8 @@ extension OfflineCoordinator {
     guard checks < 40, !machine.isConnected, machine.state == .online, !engine.isPlaying,
       let session = groupSession?.session
     else { return }
+    // The cache's keys belong to the server the state was saved from.
+    if serverIdentity == nil { serverIdentity = saved.server }
     guard let point = session.leaderPlayPoint(at: MonotonicClock.nanoseconds()),
       let track = saved.queue.first(where: { $0.index == Int(point.queueIndex) && Int32(truncatingIfNeeded: $0.id) == point.trackID }),
       hasUsableCopy(track)

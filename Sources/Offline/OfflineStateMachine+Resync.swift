@@ -79,7 +79,13 @@ extension OfflineStateMachine {
 
   /// The server's status, read after a group's stream came: adopted when it is for the heard entry.
   public mutating func groupStreamChecked(_ status: LMSStatus, check: Int, facts: EngineFacts) -> [Action] {
-    guard case .checkingGroupStream(let resync, let stream, let latest) = state, check == latest else { return [] }
+    guard case .checkingGroupStream(var resync, let stream, let latest) = state, check == latest else { return [] }
+    // The master asks for what it hears when it asks: by now this member may have gone on into the
+    // next track with it.
+    if let heard = facts.heard, let placement = ledger.placement(of: heard.engineTrack) {
+      resync.engineTrack = heard.engineTrack
+      resync.queueIndex = placement.queueIndex
+    }
     guard status.currentIndex == resync.queueIndex else {
       state = .followingGroup(resync)
       let streamed = status.currentIndex.map { "track \($0 + 1)" } ?? "no track"

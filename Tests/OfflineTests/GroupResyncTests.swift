@@ -161,6 +161,20 @@ import Testing
     }
   }
 
+  @Test func aMemberThatWentOnIntoTheNextTrackWithItsMasterAdoptsItsStream() {
+    var machine = Self.reconnected(as: Self.member)
+    _ = machine.resyncStatusArrived(
+      Self.status(current: 0), facts: Self.playing(7, at: 9.98), connected: [Self.master, Self.member])
+    // Entry 1 ended 20 ms later; the cached entry 2 (engine track 8) plays, and the master, which
+    // heard it too, asked for it.
+    machine.localTrackQueued(8, queueIndex: 2)
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
+    #expect(machine.serverMessage(start, facts: Self.playing(8, at: 0.01)).contains(.checkGroupStream(check: 1, fromIndex: 1)))
+    let adopted = machine.groupStreamChecked(Self.status(current: 2), check: 1, facts: Self.playing(8, at: 0.03))
+    #expect(adopted.contains(.report(.bufferLoaded)))
+    #expect(adopted.contains(.dropLocalTracks(after: 8)))
+  }
+
   @Test func aStreamOfTheServersOwnRestartIsNotAdopted() {
     var machine = Self.reconnected(as: Self.member)
     // A member's return makes LMS restart the group from the track it last knew (entry 0), while

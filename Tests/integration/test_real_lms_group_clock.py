@@ -99,17 +99,19 @@ def captured(member) -> int:  # noqa: ANN001
     return len(member.capture.data)
 
 
-def wait_for_the_end(members, queue: Queue, timeout: float) -> None:
-    """Until every reader has played the queue's length, give or take its corrections (a second), and
+def wait_for_the_end(members, queue: Queue, timeout: float, started: dict | None = None) -> None:  # noqa: ANN001
+    """Until every reader has played the queue's length from where its player began (`started`: the
+    byte of the queue a restarted member began at), give or take its corrections (a second), and
     nothing more came for 2 s."""
     deadline = time.monotonic() + timeout
-    near = len(queue.reference) - queue.rates[0]
+    started = started or {}
+    near = [len(queue.reference) - started.get(id(m), 0) - queue.rates[0] for m in members]
     sizes, since = None, time.monotonic()
     while time.monotonic() < deadline:
         now = [captured(m) for m in members]
         if now != sizes:
             sizes, since = now, time.monotonic()
-        elif min(now) >= near and time.monotonic() - since >= 2:
+        elif all(size >= wanted for size, wanted in zip(now, near)) and time.monotonic() - since >= 2:
             return
         time.sleep(0.2)
     pytest.fail(f"the readers stopped at {sizes} bytes of {len(queue.reference)}\n" + "\n".join(m.log() for m in members))
@@ -210,15 +212,18 @@ def test_the_group_keeps_one_clock_while_the_server_is_away(real_lms, start_play
     back_at, lms_right_after = wait_for_resync(real_lms, members, queue)
     back = int(back_at * 1e9)
     back_wall = wall_now() - (time.monotonic() - back_at)
-    wait_for_the_end(members, queue, timeout=queue.seconds_for(len(queue.reference)) + 60)
+    started = {}
+    if restarted is not None:
+        track, seconds = JOINED.search(restarted.log()).groups()
+        started[id(restarted)] = reference_frame(queue, int(track), float(seconds)) * 4
+    wait_for_the_end(members, queue, timeout=queue.seconds_for(len(queue.reference)) + 60, started=started)
     stop_readers(members)
 
     reference = as_frames(queue.reference)
     hearings = [Hearing(member, reference) if member is not restarted else None for member in members]
     if restarted is not None:
         first_life = Hearing(killed, reference, whole=False)
-        track, seconds = JOINED.search(restarted.log()).groups()
-        second_life = Hearing(restarted, reference, base=reference_frame(queue, int(track), float(seconds)))
+        second_life = Hearing(restarted, reference, base=started[id(restarted)] // 4)
         hearings[1] = lambda instant: first_life(instant) if instant < killed_at else second_life(instant)
     skipped_window = (killed_at, in_step) if restarted is not None else (0, 0)
 

@@ -258,17 +258,6 @@ def logged_corrections(log: str, rate: int) -> list[int]:
     return found
 
 
-def offsets_at(members: list[Member], alignments: list[Alignment], instants: list[int]) -> list[list[float]]:
-    """For each instant, each member's offset from the first, in frames (positive: ahead)."""
-    timelines = [member.timeline() for member in members]
-    rows = []
-    for instant in instants:
-        heard = [alignment.album_frame(member.frames_played(instant, timeline))
-                 for member, alignment, timeline in zip(members, alignments, timelines)]
-        rows.append([position - heard[0] for position in heard])
-    return rows
-
-
 def underruns(member: Member, rate: int, longer_than: float = 0.05) -> list[tuple[int, float]]:
     """(instant, seconds) of each time the reader waited for data longer than `longer_than`."""
     timeline = member.timeline()

@@ -85,7 +85,8 @@ public struct GroupClock: Sendable {
   /// leads nobody, even LMS's master.
   public func candidates(at now: UInt64) -> Set<MACAddress> {
     var members: Set<MACAddress> = playing && !isJoining ? [player] : []
-    for (member, last) in lastPoints where now &- last.at <= configuration.memberTimeout && last.point.state == .playing {
+    for (member, last) in lastPoints where now &- last.at <= configuration.memberTimeout && last.point.state == .playing
+    {
       members.insert(member)
     }
     return members

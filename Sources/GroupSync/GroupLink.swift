@@ -75,7 +75,9 @@ public final class GroupLink: @unchecked Sendable {
         // The membership set directly: NIO's `joinGroup` refuses an interface without the multicast
         // flag, loopback among them, where the kernel delivers a group's datagrams all the same.
         let local: in_addr =
-          if case .v4(let address) = interface { address.address.sin_addr } else { in_addr(s_addr: INADDR_ANY.bigEndian) }
+          if case .v4(let address) = interface { address.address.sin_addr } else {
+            in_addr(s_addr: INADDR_ANY.bigEndian)
+          }
         let membership = ip_mreq(imr_multiaddr: group.address.sin_addr, imr_interface: local)
         return provider.unsafeSetSocketOption(level: .ip, name: .ip_add_membership, value: membership)
           .flatMap { provider.setIPMulticastLoop(1) }

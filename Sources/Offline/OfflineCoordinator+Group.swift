@@ -22,7 +22,8 @@ extension OfflineCoordinator {
   }
 
   private func startGroupSession(_ group: SyncGroup) {
-    guard var link = configuration.groupLink, let master = MACAddress(group.master), let player = MACAddress(machine.player)
+    guard var link = configuration.groupLink, let master = MACAddress(group.master),
+      let player = MACAddress(machine.player)
     else { return }
     // The interface that reaches the server reaches its players; a player restarted while the
     // server is away goes by the server it saved.

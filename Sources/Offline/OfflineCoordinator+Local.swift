@@ -122,7 +122,9 @@ extension OfflineCoordinator {
     // The cache's keys belong to the server the state was saved from.
     if serverIdentity == nil { serverIdentity = saved.server }
     guard let point = session.leaderPlayPoint(at: MonotonicClock.nanoseconds()),
-      let track = saved.queue.first(where: { $0.index == Int(point.queueIndex) && Int32(truncatingIfNeeded: $0.id) == point.trackID }),
+      let track = saved.queue.first(where: {
+        $0.index == Int(point.queueIndex) && Int32(truncatingIfNeeded: $0.id) == point.trackID
+      }),
       hasUsableCopy(track)
     else {
       eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(250)) { [self] in

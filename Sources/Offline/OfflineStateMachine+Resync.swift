@@ -235,7 +235,8 @@ extension OfflineStateMachine {
     if let master = groupMaster(in: status) {
       let resync = Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: nil)
       state = .followingGroup(resync)
-      actions.append(.log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"))
+      actions.append(
+        .log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"))
       if let stream = pendingGroupStream {
         pendingGroupStream = nil
         return actions + checkGroupStream(resync, stream)

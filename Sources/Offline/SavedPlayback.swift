@@ -57,7 +57,8 @@ public struct SavedPlayback: Equatable, Sendable {
       let position = value["position"]?.double, let queue = value["queue"]?.array
     else { return nil }
     let group = value["group"].flatMap { group in
-      SyncGroup(master: group["master"]?.string, slaves: group["slaves"]?.array?.compactMap(\.string).joined(separator: ","))
+      SyncGroup(
+        master: group["master"]?.string, slaves: group["slaves"]?.array?.compactMap(\.string).joined(separator: ","))
     }
     var addresses: [String: String] = [:]
     for (member, address) in value["group"]?["addresses"]?.object ?? [:] {

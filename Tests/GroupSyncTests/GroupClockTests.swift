@@ -241,7 +241,8 @@ import Testing
     let ms: UInt64 = 1_000_000
     let base = 100_000 * ms
     func point(at t: UInt64) -> GroupMessage.PlayPoint {
-      GroupMessage.PlayPoint(queueIndex: 1, trackID: 42, sampleRate: 44100, frame: (t - base) * 441 / 10_000_000, heardAt: t)
+      GroupMessage.PlayPoint(
+        queueIndex: 1, trackID: 42, sampleRate: 44100, frame: (t - base) * 441 / 10_000_000, heardAt: t)
     }
     var sequence: UInt64 = 0
     func from(_ body: GroupMessage.Body) -> GroupMessage {
@@ -276,7 +277,8 @@ import Testing
     let old = GroupMessage.PlayPoint(
       queueIndex: 1, trackID: 42, sampleRate: 44100, frame: 0, heardAt: base - 7000 * ms)
     let now = base + 3000 * ms
-    let refused = follower.received(from(.playPoint(old)), now: now, own: point(at: now))
+    let refused =
+      follower.received(from(.playPoint(old)), now: now, own: point(at: now))
       + follower.received(from(.playPoint(old)), now: now, own: point(at: now))
       + follower.received(from(.playPoint(old)), now: now, own: point(at: now))
     #expect(!refused.contains(where: isNudge))

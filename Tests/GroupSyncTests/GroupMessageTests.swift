@@ -15,7 +15,8 @@ import Testing
     [
       .playPoint(
         .init(
-          queueIndex: 4, trackID: -12, sampleRate: 96000, trackStart: 7 << 33, frame: 1 << 40, heardAt: 0x0102_0304_0506_0708,
+          queueIndex: 4, trackID: -12, sampleRate: 96000, trackStart: 7 << 33, frame: 1 << 40,
+          heardAt: 0x0102_0304_0506_0708,
           state: .paused)),
       .timeRequest(sent: 123_456_789_012),
       .timeReply(requestSent: 1, received: 2, sent: UInt64.max),

@@ -70,10 +70,12 @@ import Testing
 
   @Test func aMembersNewerMessagesFromItsAddressPass() {
     var filter = filter()
-    #expect(filter.check(message(from: master, sequence: 1), from: "192.168.1.10", authentication: .notRequired) == .accepted)
+    #expect(
+      filter.check(message(from: master, sequence: 1), from: "192.168.1.10", authentication: .notRequired) == .accepted)
     #expect(filter.check(message(from: master, sequence: 5), from: "192.168.1.10", authentication: .valid) == .accepted)
     // An address LMS did not list is not checked.
-    #expect(filter.check(message(from: member, sequence: 1), from: "10.0.0.7", authentication: .notRequired) == .accepted)
+    #expect(
+      filter.check(message(from: member, sequence: 1), from: "10.0.0.7", authentication: .notRequired) == .accepted)
   }
 
   @Test func copiesStaleMessagesStrangersAndForgeriesAreRefusedAndOtherGroupsIgnored() {

@@ -91,7 +91,8 @@ import Testing
 
   @Test func aSyncedPlayersStatusNamesItsGroup() throws {
     let synced = try JSONValue(
-      parsing: #"{"mode":"play","sync_master":"02:11:22:33:55:01","sync_slaves":"02:11:22:33:55:02,AA:BB:CC:DD:EE:FF"}"#)
+      parsing: #"{"mode":"play","sync_master":"02:11:22:33:55:01","sync_slaves":"02:11:22:33:55:02,AA:BB:CC:DD:EE:FF"}"#
+    )
     let group = try #require(LMSStatus(result: synced).syncGroup)
     #expect(group.master == "02:11:22:33:55:01")
     #expect(group.members == ["02:11:22:33:55:01", "02:11:22:33:55:02", "aa:bb:cc:dd:ee:ff"])

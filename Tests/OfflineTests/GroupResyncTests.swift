@@ -150,7 +150,8 @@ import Testing
     // replaces the adopted one; nothing is followed.
     let stop = ServerMessage.stream(StreamCommand(command: .stop))
     #expect(machine.serverMessage(stop, facts: Self.playing(7, at: 3.6)) == [.report(.flushed)])
-    #expect(machine.serverMessage(start, facts: Self.playing(7, at: 3.7)).contains(.checkGroupStream(check: 2, fromIndex: 1)))
+    #expect(
+      machine.serverMessage(start, facts: Self.playing(7, at: 3.7)).contains(.checkGroupStream(check: 2, fromIndex: 1)))
     // The answer to the first check came late: only the latest counts.
     #expect(machine.groupStreamChecked(Self.status(current: 1), check: 1, facts: Self.playing(7, at: 3.8)).isEmpty)
     let readopted = machine.groupStreamChecked(Self.status(current: 1), check: 2, facts: Self.playing(7, at: 3.8))
@@ -169,7 +170,9 @@ import Testing
     // heard it too, asked for it.
     machine.localTrackQueued(8, queueIndex: 2)
     let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
-    #expect(machine.serverMessage(start, facts: Self.playing(8, at: 0.01)).contains(.checkGroupStream(check: 1, fromIndex: 1)))
+    #expect(
+      machine.serverMessage(start, facts: Self.playing(8, at: 0.01)).contains(.checkGroupStream(check: 1, fromIndex: 1))
+    )
     let adopted = machine.groupStreamChecked(Self.status(current: 2), check: 1, facts: Self.playing(8, at: 0.03))
     #expect(adopted.contains(.report(.bufferLoaded)))
     #expect(adopted.contains(.dropLocalTracks(after: 8)))
@@ -194,7 +197,9 @@ import Testing
     #expect(!machine.forwardsReports())
     let stop = ServerMessage.stream(StreamCommand(command: .stop))
     #expect(machine.serverMessage(stop, facts: Self.playing(7, at: 3.7)) == [.report(.flushed)])
-    #expect(machine.serverMessage(restart, facts: Self.playing(7, at: 3.8)).contains(.checkGroupStream(check: 2, fromIndex: 1)))
+    #expect(
+      machine.serverMessage(restart, facts: Self.playing(7, at: 3.8)).contains(
+        .checkGroupStream(check: 2, fromIndex: 1)))
     let adopted = machine.groupStreamChecked(Self.status(current: 1), check: 2, facts: Self.playing(7, at: 3.9))
     #expect(adopted.contains(.report(.bufferLoaded)))
     #expect(adopted.contains(.dropLocalTracks(after: 7)))

@@ -108,7 +108,7 @@ extension OfflineStateMachine {
     var actions: [Action] = [.cancelResyncTimeout, .report(.connecting)]
     if resync.requestedSeconds == nil {
       // A member that followed its master kept its cached tracks queued until the group's stream came.
-      actions.append(.dropLocalTracks(after: resync.engineTrack))
+      actions.append(dropLocalTracks(after: resync.engineTrack))
     }
     if command.autostart.startsAutomatically {
       actions.append(.report(.trackStarted))
@@ -128,6 +128,13 @@ extension OfflineStateMachine {
         "resync: \(whose) plays track \(resync.queueIndex + 1) again; the cached copy plays to its end, "
           + "then the server's stream takes over")
     ]
+  }
+
+  /// The cached tracks queued behind `engineTrack` go, from the engine and from the ledger: the
+  /// server's stream that follows is placed after `engineTrack`, not after them.
+  mutating func dropLocalTracks(after engineTrack: Int) -> Action {
+    ledger.forgetTracks(after: engineTrack)
+    return .dropLocalTracks(after: engineTrack)
   }
 
   /// Whether the decoder still reads engine track `track` (its cached copy or its live stream).
@@ -249,7 +256,7 @@ extension OfflineStateMachine {
     let requested = (min(heardSeconds, latest) * 1000).rounded(.down) / 1000
     state = .resyncing(Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: requested))
     return actions + [
-      .dropLocalTracks(after: heard.engineTrack),
+      dropLocalTracks(after: heard.engineTrack),
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
       .jump(queueIndex: index, seconds: requested, thenPause: facts.output == .paused),
       .armResyncTimeout(.serverStream),

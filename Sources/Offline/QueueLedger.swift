@@ -101,6 +101,12 @@ public struct QueueLedger: Equatable, Sendable {
     placements = placements.filter { $0.key >= engineTrack }
   }
 
+  /// Engine tracks after `engineTrack` were dropped (cached tracks queued behind it, replaced by the
+  /// server's stream): the server's next track follows `engineTrack`, not them.
+  public mutating func forgetTracks(after engineTrack: Int) {
+    placements = placements.filter { $0.key <= engineTrack }
+  }
+
   public mutating func forgetAllTracks() { placements.removeAll() }
 
   /// The server says `engineTrack` plays entry `queueIndex`: every placement moves with it

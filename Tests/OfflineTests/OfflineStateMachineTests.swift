@@ -424,6 +424,22 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(machine.state == .online)
   }
 
+  @Test func theServersNextTrackFollowsTheHeardOneNotTheCachedOnesDroppedForIt() {
+    var machine = reconnected(queue(3), index: 1)
+    // The cached next entry was queued behind the heard one before the server came back.
+    machine.localTrackQueued(8, queueIndex: 2)
+    let resync = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))
+    #expect(resync.contains(.dropLocalTracks(after: 7)))
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .automatic, format: .flac))
+    _ = machine.serverMessage(start, facts: playing(7, at: 3.1, decoding: .localFile(track: 7)))
+    _ = machine.trackDecoded(7, cutShort: false, isCached: everythingCached)
+    #expect(machine.serverMessage(start, facts: playing(7, at: 9)) == [.forward(start)])
+    machine.trackCreated(9, facts: playing(7, at: 9))
+    // Entry 2, where the dropped cached copy was: not entry 3 after it.
+    #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
+    #expect(machine.ledger.placement(of: 8) == nil)
+  }
+
   @Test func aStopDuringTheHandbackIsTheUsersAndIsFollowed() {
     var machine = reconnected(queue(3), index: 1)
     _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))

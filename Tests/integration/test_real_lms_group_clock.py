@@ -159,8 +159,10 @@ class Hearing:
             assert a.reference_end == len(reference) - base, (
                 f"{member.name} stopped at reference frame {base + a.reference_end} of {len(reference)}\n{member.log()}")
             assert a.capture_end == len(capture), f"{member.name}: {len(capture) - a.capture_end} frames after the end"
-        # Every departure from the album is a correction the player made and logged, to the frame.
-        assert a.inserted + a.skipped == sum(abs(c) for c in self.logged), member.log()
+        # Every departure from the album is a correction the player logged (one logged just before a
+        # stop or a flush, LMS's own at a resync, is dropped with what it would have moved).
+        assert len(a.edits) <= len(self.logged), member.log()
+        assert a.inserted + a.skipped <= sum(abs(c) for c in self.logged), member.log()
 
     def __call__(self, instant: int) -> float:
         return self.base + self.alignment.album_frame(self.member.frames_played(instant, self.timeline))

@@ -42,8 +42,9 @@ public struct GroupClock: Sendable {
     /// member that undid its adjustment would only be adjusted again.
     public var serverSettleNanoseconds: UInt64 = 6_000_000_000
     /// Readings whose median is corrected (one reading can be a late wake-up), provided their middle
-    /// half lies within twice the tolerance: a device whose delay is known only to a period (a
-    /// reader taking a pipe in large pieces) reads too coarsely to correct by, and is left alone.
+    /// half lies within twice the tolerance; three times as many when it does not, within eight
+    /// times. A device whose delay is known only to a period (a reader taking a pipe in large
+    /// pieces) reads too coarsely to correct by, and is left alone.
     public var readings = 5
     /// A play point dated further from now than this (on our clock) is refused: stale or replayed.
     public var freshness: UInt64 = 2_000_000_000
@@ -190,11 +191,15 @@ public struct GroupClock: Sendable {
     differences.append(Int(ownThen - Int64(point.frame)))
     guard differences.count >= configuration.readings else { return [] }
     let sorted = differences.sorted()
-    differences = []
     let difference = sorted[sorted.count / 2]
     let tolerance = Int((configuration.toleranceMilliseconds * Double(rate) / 1000).rounded(.up))
     let spread = sorted[sorted.count * 3 / 4] - sorted[sorted.count / 4]
-    guard spread <= 2 * tolerance else {
+    // A sound server's delay estimate moves by a few periods: three times the readings, whose
+    // median is then as good, as long as their middle half stays within a couple of milliseconds.
+    let enough = spread <= 2 * tolerance || differences.count >= 3 * configuration.readings
+    guard enough else { return [] }
+    differences = []
+    guard spread <= 8 * tolerance else {
       if !reportedCoarse {
         reportedCoarse = true
         return [

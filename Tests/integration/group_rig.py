@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from media import Capture
-from real_lms import LMSError
+from real_lms import LMSError, UnknownPlayer
 
 READER_SOURCE = Path(__file__).parent / "fakes" / "paced_reader.c"
 BYTES_PER_FRAME = 4  # `-a 16`, stereo
@@ -71,9 +71,9 @@ class Member:
 
 
 def launch_members(real_lms, start_player, tmp_path: Path, queue, ppms: list[float], macs: list[str],
-                   extra: tuple[str, ...] = ()) -> list[Member]:  # noqa: ANN001
+                   extra: tuple[str, ...] = (), lms_sync: bool = True) -> list[Member]:  # noqa: ANN001
     """Starts one player per ppm into its paced reader, waits for LMS to see them all, and syncs them
-    to the first."""
+    to the first; without `lms_sync`, LMS's own sync check (its skips and pauses) is off."""
     reader = reader_binary(tmp_path)
     members = []
     rate = queue.rates[0]
@@ -93,11 +93,14 @@ def launch_members(real_lms, start_player, tmp_path: Path, queue, ppms: list[flo
         except LMSError as error:
             pytest.fail(f"{error}\n{member.log()}")
         real_lms.set_volume(member.mac, 100)
+        if not lms_sync:
+            real_lms.rpc(member.mac, ["playerpref", "maintainSync", "0"])
     for member in members[1:]:
         # `<player> sync <other>` brings the other into the player's group; its first stays master.
         real_lms.rpc(members[0].mac, ["sync", member.mac])
+    # The server may still hold groups of earlier tests' players.
     groups = real_lms.rpc(members[0].mac, ["syncgroups", "?"]).get("syncgroups_loop", [])
-    assert groups and set(macs) <= set(groups[0]["sync_members"].split(",")), groups
+    assert any(set(macs) <= set(group["sync_members"].split(",")) for group in groups), groups
     return members
 
 
@@ -121,6 +124,37 @@ def kill_and_restart(member: Member, start_player, tmp_path: Path, queue, downti
     time.sleep(downtime)
     return _start(start_player, reader_binary(tmp_path), member.args, member.name + "-again", member.mac,
                   member.folder, member.ppm, queue.rates[0], "timing-again.txt")
+
+
+def captured(member: Member) -> int:
+    """Bytes captured so far (without copying them)."""
+    return len(member.capture.data)
+
+
+def wait_for_group_resync(real_lms, members: list[Member], queue) -> tuple[float, float]:  # noqa: ANN001
+    """(the instant every member was back, seconds until LMS showed the heard track at the heard time,
+    the first member's)."""
+    deadline = time.monotonic() + 30
+    while not all(real_lms.connected(m.mac) for m in members):
+        if time.monotonic() > deadline:
+            pytest.fail("a member did not reconnect within 30 s\n" + "\n".join(m.log() for m in members))
+        time.sleep(0.05)
+    back = time.monotonic()
+    last = None
+    while time.monotonic() < back + 10:
+        try:
+            status = real_lms.status(members[0].mac)
+        except (UnknownPlayer, OSError):
+            time.sleep(0.05)
+            continue
+        index, seconds = queue.position(captured(members[0]))
+        server_index, server_time = status.get("playlist_cur_index"), float(status.get("time") or 0)
+        last = (server_index, server_time, index, seconds)
+        if server_index is not None and int(server_index) == index and abs(server_time - seconds) <= 0.25:
+            return back, time.monotonic() - back
+        time.sleep(0.1)
+    pytest.fail(f"LMS never showed the heard position (index, time, heard index, heard s): {last}\n"
+                + "\n".join(m.log() for m in members))
 
 
 def stop_readers(members: list[Member]) -> None:
@@ -259,8 +293,9 @@ def logged_corrections(log: str, rate: int) -> list[int]:
 
 
 def underruns(member: Member, rate: int, longer_than: float = 0.05) -> list[tuple[int, float]]:
-    """(instant, seconds) of each time the reader waited for data longer than `longer_than`."""
-    timeline = member.timeline()
+    """(instant, seconds) of each time the reader waited for data longer than `longer_than` (its last
+    row, written when its player stopped, is not a wait for audio)."""
+    timeline = member.timeline()[:-1]
     found = []
     for (t0, b0), (t1, b1) in zip(timeline[:-1], timeline[1:]):
         late = (t1 - t0) / 1e9 - (b1 - b0) / rate

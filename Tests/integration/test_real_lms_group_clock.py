@@ -21,9 +21,9 @@ import statistics
 import time
 
 import pytest
-from group_rig import (align, as_frames, group_datagram, group_macs, kill_and_restart, launch_members,
-                       logged_corrections, recording_group, send_to_group, stop_readers, underruns)
-from real_lms import UnknownPlayer
+from group_rig import (align, as_frames, captured, group_datagram, group_macs, kill_and_restart, launch_members,
+                       logged_corrections, recording_group, send_to_group, stop_readers, underruns,
+                       wait_for_group_resync)
 from test_real_lms_offline import Queue, cached_count
 
 pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1")]
@@ -67,36 +67,6 @@ def play_until_cached(real_lms, members, queue: Queue, seconds: float) -> None:
             return
         time.sleep(0.1)
     pytest.fail(f"the group did not play {seconds} s with the album cached\n" + "\n".join(m.log() for m in members))
-
-
-def wait_for_resync(real_lms, members, queue: Queue) -> tuple[float, float]:
-    """(the instant both were back, seconds until LMS showed the heard track at the heard time)."""
-    deadline = time.monotonic() + 30
-    while not all(real_lms.connected(m.mac) for m in members):
-        if time.monotonic() > deadline:
-            pytest.fail("a member did not reconnect within 30 s\n" + "\n".join(m.log() for m in members))
-        time.sleep(0.05)
-    back = time.monotonic()
-    last = None
-    while time.monotonic() < back + 10:
-        try:
-            status = real_lms.status(members[0].mac)
-        except (UnknownPlayer, OSError):
-            time.sleep(0.05)
-            continue
-        index, seconds = queue.position(captured(members[0]))
-        server_index, server_time = status.get("playlist_cur_index"), float(status.get("time") or 0)
-        last = (server_index, server_time, index, seconds)
-        if server_index is not None and int(server_index) == index and abs(server_time - seconds) <= 0.25:
-            return back, time.monotonic() - back
-        time.sleep(0.1)
-    pytest.fail(f"LMS never showed the heard position (index, time, heard index, heard s): {last}\n"
-                + "\n".join(m.log() for m in members))
-
-
-def captured(member) -> int:  # noqa: ANN001
-    """Bytes captured so far (without copying them)."""
-    return len(member.capture.data)
 
 
 def wait_for_the_end(members, queue: Queue, timeout: float, started: dict | None = None) -> None:  # noqa: ANN001
@@ -221,7 +191,7 @@ def test_the_group_keeps_one_clock_while_the_server_is_away(real_lms, start_play
             time.sleep(away / 2)
             forge_and_replay(members, recorded, keyed)
             time.sleep(away / 2)
-    back_at, lms_right_after = wait_for_resync(real_lms, members, queue)
+    back_at, lms_right_after = wait_for_group_resync(real_lms, members, queue)
     back = int(back_at * 1e9)
     back_wall = wall_now() - (time.monotonic() - back_at)
     started = {}

@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1")]
 PPMS = [0.0, 50.0, -50.0]
 RATE = 44100
 MS = RATE / 1000
+RESYNC_LINE = "resync: asking the server to play track"
 TIMED_CORRECTION = re.compile(r"^\[(\d\d:\d\d:\d\d\.\d+)\] info group: (\d+) frames \(\d+ µs\)", re.MULTILINE)
 
 

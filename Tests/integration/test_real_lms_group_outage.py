@@ -10,6 +10,7 @@ clock (`--sync-port 0` here) and LMS's sync check are off; test_real_lms_group_c
 
 from __future__ import annotations
 
+import re
 import time
 
 import pytest
@@ -68,6 +69,9 @@ def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_p
     resyncs = [line for member in members for line in member.log().splitlines() if RESYNC_LINE in line]
     print(f"LMS showed the heard position {matched_after:.2f} s after the reconnect; resyncs: {resyncs}")
     assert len(resyncs) == 1, "\n".join(m.log() for m in members)
+    # The server's stream takes over at the next track, when there is one (a server slow to come back
+    # may be resynced on the album's last track).
+    heard = int(re.search(r"resync: asking the server to play track (\d+)", "\n".join(resyncs)).group(1))
     for member in members:
-        assert "the server's stream took over" in member.log(), member.log()
+        assert heard == len(queue.tracks) or "the server's stream took over" in member.log(), member.log()
     assert real_lms.status(members[0].mac).get("mode") == "stop"  # LMS followed the queue to its end

@@ -117,12 +117,24 @@ let package = Package(
       ],
       swiftSettings: strict),
 
+    // A sync group kept in time while LMS is away: the LAN messages, the clock rules (pure) and
+    // the multicast link.
+    .target(
+      name: "GroupSync",
+      dependencies: [
+        "SlimProto", "Support",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
+
     // The offline cache (store, downloads) and the coordinator that hands playback to it and
     // resynchronises LMS on reconnect.
     .target(
       name: "Offline",
       dependencies: [
-        "AudioBuffers", "Decoders", "LMSControl", "Playback", "SlimConnection", "SlimProto", "Support",
+        "AudioBuffers", "Decoders", "GroupSync", "LMSControl", "Playback", "SlimConnection", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -149,6 +161,7 @@ let package = Package(
         "AudioOutput",
         "CSupport",
         "Decoders",
+        "GroupSync",
         "LMSControl",
         "LocalControl",
         "Offline",
@@ -229,6 +242,7 @@ let package = Package(
       name: "LocalControlTests",
       dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],
       swiftSettings: strict),
+    .testTarget(name: "GroupSyncTests", dependencies: ["GroupSync", "SlimProto"], swiftSettings: strict),
     .testTarget(
       name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection", "Support", "TestSupport"],
       swiftSettings: strict),

@@ -40,6 +40,9 @@ extension OutputPlayer {
   }
   public func insertSilence(milliseconds: Int) { post { $0.silenceMilliseconds += milliseconds } }
   public func skip(milliseconds: Int) { post { $0.skipMilliseconds += milliseconds } }
+  /// Moves what is heard by whole frames (a sync group's member keeping its leader's time while the
+  /// server is away): positive, heard that much later (silence inserted); negative, earlier (skipped).
+  public func nudge(frames: Int) { post { $0.nudgeFrames += frames } }
 
   /// Stops and drops everything buffered. The decoder must be parked by a hold (it produces into
   /// the ring being emptied), which the output thread ends once it is done. Waits for that at
@@ -132,13 +135,14 @@ extension OutputPlayer {
     }
     if state != .paused { pauseSilenceDue = nil }
     if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
-      || pending.skipMilliseconds > 0 || pending.closeDevice != nil
+      || pending.skipMilliseconds > 0 || pending.nudgeFrames != 0 || pending.closeDevice != nil
     {
       schedule = nil  // the position was moved on purpose
     }
     let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
     silenceFrames += pending.silenceMilliseconds * rate / 1000
     skipFrames += pending.skipMilliseconds * rate / 1000
+    if pending.nudgeFrames > 0 { silenceFrames += pending.nudgeFrames } else { skipFrames -= pending.nudgeFrames }
     for _ in 0..<pending.releaseHolds { producerHold?.release() }
     if pending.acknowledge > 0 {
       appliedSequence.store(pending.acknowledge, ordering: .releasing)

@@ -57,6 +57,8 @@ public final class OutputPlayer: @unchecked Sendable {
     var flushFrom: Int?
     var silenceMilliseconds = 0
     var skipMilliseconds = 0
+    /// Positive: frames of silence to insert; negative: frames to skip.
+    var nudgeFrames = 0
     var gain: (left: UInt32, right: UInt32)?
     var closeDevice: CloseReason?
     /// Decoder holds to end once the ring changes above are made (the flushes).

@@ -86,11 +86,13 @@ public struct LMSStatus: Equatable, Sendable {
   /// From the current track on (`status -`), in queue order.
   public var tracks: [QueueTrack]
   public var repeatMode: RepeatMode
+  /// The LMS sync group the player is in, if any.
+  public var syncGroup: SyncGroup?
 
   public init(
     mode: Mode, time: Double = 0, duration: Double? = nil, currentIndex: Int? = nil,
     playlistTimestamp: Double? = nil, trackCount: Int = 0, volume: Int? = nil, isPlayerConnected: Bool = true,
-    tracks: [QueueTrack] = [], repeatMode: RepeatMode = .off
+    tracks: [QueueTrack] = [], repeatMode: RepeatMode = .off, syncGroup: SyncGroup? = nil
   ) {
     self.mode = mode
     self.time = time
@@ -102,6 +104,7 @@ public struct LMSStatus: Equatable, Sendable {
     self.isPlayerConnected = isPlayerConnected
     self.tracks = tracks
     self.repeatMode = repeatMode
+    self.syncGroup = syncGroup
   }
 
   public init(result: JSONValue) {
@@ -115,7 +118,8 @@ public struct LMSStatus: Equatable, Sendable {
       trackCount: result["playlist_tracks"]?.int ?? tracks.count,
       volume: result["mixer volume"]?.int,
       isPlayerConnected: result["player_connected"]?.bool ?? true,
-      tracks: tracks, repeatMode: result["playlist repeat"]?.int.flatMap(RepeatMode.init(rawValue:)) ?? .off)
+      tracks: tracks, repeatMode: result["playlist repeat"]?.int.flatMap(RepeatMode.init(rawValue:)) ?? .off,
+      syncGroup: SyncGroup(master: result["sync_master"]?.string, slaves: result["sync_slaves"]?.string))
   }
 
   public var currentTrack: QueueTrack? { tracks.first { $0.index == currentIndex } }
@@ -130,4 +134,32 @@ public struct LMSStatus: Equatable, Sendable {
   /// The tags the poller asks for: a artist, d duration, l album, u url, o type, f filesize,
   /// c coverid, x remote, K artwork url.
   public static let tags = "tags:adlKucofx"
+}
+
+/// An LMS sync group as a member's `status` shows it: the master (whose queue the group plays and whose
+/// reports set the group's time) and the other members, by MAC address in LMS's lower-case form.
+public struct SyncGroup: Equatable, Sendable {
+  public var master: String
+  public var slaves: [String]
+
+  public init(master: String, slaves: [String]) {
+    self.master = master
+    self.slaves = slaves
+  }
+
+  /// From `sync_master` and `sync_slaves` (comma-separated); nil when the player is not synced.
+  public init?(master: String?, slaves: String?) {
+    guard let master = master.map(Self.normalized), !master.isEmpty else { return nil }
+    let others = (slaves ?? "").split(separator: ",").map { Self.normalized(String($0)) }
+    self.init(master: master, slaves: others.filter { !$0.isEmpty && $0 != master })
+  }
+
+  /// Every member, the master first.
+  public var members: [String] { [master] + slaves }
+
+  public func contains(_ mac: String) -> Bool { members.contains(Self.normalized(mac)) }
+
+  static func normalized(_ mac: String) -> String {
+    mac.lowercased().filter { !$0.isWhitespace }
+  }
 }

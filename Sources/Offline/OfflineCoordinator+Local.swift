@@ -27,6 +27,13 @@ extension OfflineCoordinator {
       checkStalledStream()
     }
     guard let saved else { return }
+    if let group = saved.group, group.contains(machine.player) {
+      savedServerHost = saved.server.split(separator: ":").first.map(String.init)
+      groupAddresses = saved.groupAddresses
+      machine.rememberGroup(group)
+      groupSessionFollowsState()
+      joinWhenTheGroupIsHeard(saved, checks: 0)
+    }
     eventLoop.assumeIsolated().scheduleTask(in: configuration.resumeAfter) { [self] in
       guard !machine.isConnected, machine.state == .online, !engine.isPlaying else { return }
       resume(saved)
@@ -63,10 +70,12 @@ extension OfflineCoordinator {
       server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
       sampleRate: position.sampleRate, ledgerRevision: ledger.revision)
     if !now, shape == lastSavedShape, clock - lastSavedAt < Self.positionSaveInterval { return }
+    let group = machine.group.flatMap { $0.contains(machine.player) ? $0 : nil }
     let saved = SavedPlayback(
       server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
       position: position.seconds, sampleRate: position.sampleRate, trackCount: ledger.trackCount,
-      queue: ledger.tracks.filter { $0.index >= position.index })
+      queue: ledger.tracks.filter { $0.index >= position.index }, group: group,
+      groupAddresses: group == nil ? [:] : groupAddresses)
     guard saved != lastSaved else { return }
     let onlyMoved = !now && lastSaved.map(saved.differsOnlyInPosition(from:)) == true
     if onlyMoved, clock - lastSavedAt < Self.positionSaveInterval { return }
@@ -101,6 +110,37 @@ extension OfflineCoordinator {
     guard let track = saved.queue.first(where: { $0.index == saved.index }) else { return }
     logger.notice("offline: no server; resuming track \(saved.index + 1) '\(track.title)' at \(saved.position) s")
     playLocal(track, seconds: saved.position, sampleRate: saved.sampleRate)
+  }
+
+  /// A member restarted while the server is away starts where its group's leader is, as soon as
+  /// it hears it play (a lone player waits `resumeAfter` for its server; a group that plays says
+  /// the server is away). Checked every 250 ms until then.
+  private func joinWhenTheGroupIsHeard(_ saved: SavedPlayback, checks: Int) {
+    guard checks < 40, !machine.isConnected, machine.state == .online, !engine.isPlaying,
+      let session = groupSession?.session
+    else { return }
+    // The cache's keys belong to the server the state was saved from.
+    if serverIdentity == nil { serverIdentity = saved.server }
+    guard let point = session.leaderPlayPoint(at: MonotonicClock.nanoseconds()),
+      let track = saved.queue.first(where: {
+        $0.index == Int(point.queueIndex) && Int32(truncatingIfNeeded: $0.id) == point.trackID
+      }),
+      hasUsableCopy(track)
+    else {
+      eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(250)) { [self] in
+        joinWhenTheGroupIsHeard(saved, checks: checks + 1)
+      }
+      return
+    }
+    let seconds = Double(point.trackStart + point.frame) / Double(point.sampleRate)
+    var joined = saved
+    joined.index = track.index
+    joined.position = seconds
+    joined.sampleRate = Int(point.sampleRate)
+    groupLogger.notice("no server; joining the group at track \(track.index + 1), \(seconds) s")
+    resume(joined)
+    if let id = machine.ledger.lastPlacedTrack { joinedTrack = (id, Int(point.trackStart)) }
+    session.beginJoining()
   }
 
   /// Starts `track` from the cache at `seconds` (dropping what plays now).

@@ -1,3 +1,4 @@
+import GroupSync
 import LMSControl
 import Logging
 import NIOCore
@@ -33,21 +34,29 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     public var streamStallSeconds: Double
     /// How long the server has to start its stream after the resync jump.
     public var resyncTimeout: TimeAmount
+    /// How long a group member waits for the master's resync (the master first waits up to 5 s
+    /// for the other members to return).
+    public var groupMasterTimeout: TimeAmount
+    /// How a sync group's members reach each other while the server is away (nil: they do not).
+    public var groupLink: GroupLink.Configuration?
 
     public init(
       prefetch: Int = 5, savedPlaybackPath: String? = nil, resumeAfter: TimeAmount = .seconds(5),
-      streamStallSeconds: Double = 2, resyncTimeout: TimeAmount = .seconds(5)
+      streamStallSeconds: Double = 2, resyncTimeout: TimeAmount = .seconds(5),
+      groupMasterTimeout: TimeAmount = .seconds(12), groupLink: GroupLink.Configuration? = nil
     ) {
       self.prefetch = prefetch
       self.savedPlaybackPath = savedPlaybackPath
       self.resumeAfter = resumeAfter
       self.streamStallSeconds = streamStallSeconds
       self.resyncTimeout = resyncTimeout
+      self.groupMasterTimeout = groupMasterTimeout
+      self.groupLink = groupLink
     }
   }
 
   public weak var reporter: (any PlaybackReporter)?
-  var machine = OfflineStateMachine()
+  var machine: OfflineStateMachine
   let engine: StreamingEngine
   let poller: StatusPoller
   public let client: LMSClient
@@ -68,11 +77,21 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   /// How long the server's next track is overdue (the starving rule of `ServerLiveness`).
   var nextTrackWait = NextTrackWait()
   var localVolumeSetting: Int?
+  /// Keeps time with the other members of the LMS sync group it was made for.
+  var groupSession: (group: SyncGroup, session: GroupSession)?
+  /// The addresses LMS has for the group's members, by MAC; and the group they were read for.
+  var groupAddresses: [String: String] = [:]
+  var groupAddressesReadFor: SyncGroup?
+  /// The host of the server a saved state names (the group's interface before the server is back).
+  var savedServerHost: String?
+  /// The engine track started where the group's leader was, and the leader's origin for it.
+  var joinedTrack: (track: Int, origin: Int)?
+  let groupLogger: Logger
   private var shuttingDown = false
 
   public init(
     engine: StreamingEngine, poller: StatusPoller, client: LMSClient, store: CacheStore, downloads: DownloadManager,
-    configuration: Configuration, eventLoop: any EventLoop, logger: Logger
+    configuration: Configuration, eventLoop: any EventLoop, logger: Logger, groupLogger: Logger? = nil
   ) {
     self.engine = engine
     self.poller = poller
@@ -82,12 +101,18 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     self.configuration = configuration
     self.eventLoop = eventLoop
     self.logger = logger
+    self.groupLogger = groupLogger ?? logger
+    machine = OfflineStateMachine(player: client.playerID)
     engine.reporter = self
     engine.observer = self
     poller.observe { [unowned self] status in
       var facts = facts()
       if let heard = facts.heard, describesTheTrackBefore(status, heard: heard) { facts.heard = nil }
       perform(machine.statusPolled(status, facts: facts))
+      if machine.group != groupAddressesReadFor {
+        groupAddressesReadFor = machine.group
+        readGroupAddresses()
+      }
     }
   }
 
@@ -96,7 +121,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     case .online, .handingBack: .online
     case .disconnected: .disconnected
     case .offline: .offline
-    case .resyncing, .checkingServer: .resyncing
+    case .resyncing, .followingGroup, .checkingGroupStream, .checkingServer: .resyncing
     }
   }
 
@@ -123,6 +148,9 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   public func handle(_ message: ServerMessage) {
     if case .stream(let command) = message {
       logger.debug("strm \(command.command) (\(machine.state))")
+      if command.command == .skipAhead || (command.command == .pause && command.value > 0) {
+        groupSession?.session.serverAdjusted()
+      }
     }
     perform(machine.serverMessage(message, facts: facts()))
   }
@@ -146,6 +174,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     engine.haltOutput()
     saveIfPlaying()
     shuttingDown = true
+    groupSession?.session.stop()
+    groupSession = nil
     poller.stop()
     downloads.setPlan([])
   }
@@ -256,6 +286,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   func perform(_ actions: [OfflineStateMachine.Action]) {
     for action in actions { perform(action) }
+    if !shuttingDown { groupSessionFollowsState() }
   }
 
   private func perform(_ action: OfflineStateMachine.Action) {
@@ -284,6 +315,15 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       planDownloads()
     case .readStatusForResync(let index, let delay):
       eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) { [self] in readStatusForResync(index) }
+    case .checkGroupStream(let check, let index):
+      poller.fetch(from: index).hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
+        switch result {
+        case .failure(let error):
+          perform(machine.resyncFailed("cannot read the server's status (\(error))"))
+        case .success(let status):
+          perform(machine.groupStreamChecked(status, check: check, facts: facts()))
+        }
+      }
     case .jump(let index, let seconds, let thenPause):
       jump(to: index, seconds: seconds, thenPause: thenPause)
     case .restartServerTrack(let index):
@@ -294,10 +334,15 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       engine.stopLocal()
     case .dropLocalTracks(let id):
       engine.dropTracks(after: id)
-    case .armResyncTimeout:
+    case .armResyncTimeout(let wait):
       resyncTimeout?.cancel()
-      resyncTimeout = eventLoop.assumeIsolated().scheduleTask(in: configuration.resyncTimeout) { [self] in
-        perform(machine.resyncFailed("the server's stream did not start in time"))
+      let (delay, reason) =
+        switch wait {
+        case .serverStream: (configuration.resyncTimeout, "the server's stream did not start in time")
+        case .groupMaster: (configuration.groupMasterTimeout, "the group's master did not resync the group in time")
+        }
+      resyncTimeout = eventLoop.assumeIsolated().scheduleTask(in: delay) { [self] in
+        perform(machine.resyncFailed(reason))
       }
     case .cancelResyncTimeout:
       resyncTimeout?.cancel()
@@ -323,14 +368,29 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   private func readStatusForResync(_ index: Int) {
     guard machine.state == .offline || machine.state == .checkingServer, machine.isConnected else { return }
-    poller.fetch(from: index).hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
+    // In a group, also which players the server has back: the resync waits for the others.
+    let connected: EventLoopFuture<Set<String>?> =
+      machine.groupPeers.isEmpty
+      ? eventLoop.makeSucceededFuture(nil)
+      : client.request(["players", 0, 100]).map { Optional(Self.connectedPlayers(in: $0)) }
+    poller.fetch(from: index).and(connected).hop(to: eventLoop).assumeIsolated().whenComplete { [self] result in
       switch result {
       case .failure(let error):
         perform(machine.resyncFailed("cannot read the server's status (\(error))"))
-      case .success(let status):
-        perform(machine.resyncStatusArrived(status, facts: facts()))
+      case .success(let (status, connected)):
+        perform(machine.resyncStatusArrived(status, facts: facts(), connected: connected))
       }
     }
+  }
+
+  /// The MACs (lower case) of the players `players 0 N` shows connected.
+  static func connectedPlayers(in result: JSONValue) -> Set<String> {
+    let players = result["players_loop"]?.array ?? []
+    return Set(
+      players.compactMap { player in
+        guard player["connected"]?.bool ?? false, let id = player["playerid"]?.string else { return nil }
+        return id.lowercased()
+      })
   }
 
   private func jump(to index: Int, seconds: Double, thenPause: Bool) {

@@ -13,33 +13,46 @@ extension OfflineStateMachine {
       return [.forward(message)]
     case .offline, .checkingServer:
       // LMS still believes it streams what it streamed before the outage (or, restarted, stops
-      // a player it does not know): the resync decides.
+      // a player it does not know): the resync decides. In a group, the master's jump may bring
+      // the group's stream before this member has read who the master is: kept for it.
+      if isConnected, !groupPeers.isEmpty, command.command == .start { pendingGroupStream = command }
       return []
-    case .resyncing(var resync):
+    case .resyncing(let resync), .followingGroup(let resync), .checkingGroupStream(let resync, _, _):
       switch command.command {
       case .stop, .flush:
         // LMS stops its old stream before the jump's new one: nothing local stops.
+        if resync.followsGroup { state = .followingGroup(resync) }
         return [.report(.flushed)]
+      case .start where resync.followsGroup:
+        return checkGroupStream(resync, command)
       case .start:
-        var actions: [Action] = [.cancelResyncTimeout, .report(.connecting), .report(.trackStarted)]
-        if facts.decoding != .localFile(track: resync.engineTrack),
-          facts.decoding != .liveStream(track: resync.engineTrack)
-        {
-          resync.decoderReadyReported = true
-          actions.append(.report(.decoderReady))
-        }
-        state = .handingBack(resync)
-        actions.append(
-          .log(
-            .notice,
-            "resync: the server plays track \(resync.queueIndex + 1) again; the cached copy plays to its end, "
-              + "then the server's stream takes over"))
-        return actions
+        return adopt(resync, command: command, facts: facts)
       default:
         return [.forward(message)]
       }
     case .handingBack(let resync):
       switch command.command {
+      case .stop where resync.awaitingStart, .flush where resync.awaitingStart:
+        // Before the group's start nothing of the adopted stream is heard: LMS restarting the
+        // group (a member back, the master's jump) replaces it, and is not the user's.
+        return [.report(.flushed)]
+      case .start where resync.awaitingStart && resync.followsGroup:
+        return checkGroupStream(resync, command)
+      case .start where resync.awaitingStart:
+        return adopt(resync, command: command, facts: facts)
+      case .unpause where resync.awaitingStart && facts.output == .playing:
+        // A group starts its members together (`strm u` once every one has sent STMl); this member
+        // already plays the heard track from its cache, in step with the others.
+        var started = resync
+        started.awaitingStart = false
+        var actions: [Action] = [.report(.resumed), .report(.trackStarted)]
+        if !started.decoderReadyReported, !isReading(started.engineTrack, facts) {
+          // LMS takes STMd only once it plays: one sent while it waited for the start was lost.
+          started.decoderReadyReported = true
+          actions.append(.report(.decoderReady))
+        }
+        state = .handingBack(started)
+        return actions
       case .stop, .flush:
         state = .online
         return [.forward(message), .log(.notice, "resync: the server stopped or moved playback; following it")]
@@ -52,15 +65,93 @@ extension OfflineStateMachine {
     }
   }
 
+  /// A stream came for this member's group: LMS streams to the whole group whenever it restarts
+  /// it (its own restart when a member returns is for the track it last knew), so only a stream
+  /// the server's status, read after it came, shows for the heard entry is the master's resync.
+  private mutating func checkGroupStream(_ resync: Resync, _ command: StreamCommand) -> [Action] {
+    groupStreamChecks += 1
+    state = .checkingGroupStream(resync, stream: command, check: groupStreamChecks)
+    return [
+      .armResyncTimeout(.groupMaster),
+      .checkGroupStream(check: groupStreamChecks, fromIndex: resync.queueIndex),
+    ]
+  }
+
+  /// The server's status, read after a group's stream came: adopted when it is for the heard entry.
+  public mutating func groupStreamChecked(_ status: LMSStatus, check: Int, facts: EngineFacts) -> [Action] {
+    guard case .checkingGroupStream(var resync, let stream, let latest) = state, check == latest else { return [] }
+    // The master asks for what it hears when it asks: by now this member may have gone on into the
+    // next track with it.
+    if let heard = facts.heard, let placement = ledger.placement(of: heard.engineTrack) {
+      resync.engineTrack = heard.engineTrack
+      resync.queueIndex = placement.queueIndex
+    }
+    guard status.currentIndex == resync.queueIndex else {
+      state = .followingGroup(resync)
+      let streamed = status.currentIndex.map { "track \($0 + 1)" } ?? "no track"
+      return [
+        .log(
+          .notice,
+          "resync: the group's stream is for \(streamed), not the heard track \(resync.queueIndex + 1); "
+            + "waiting for the master's")
+      ]
+    }
+    return adopt(resync, command: stream, facts: facts)
+  }
+
+  /// The server's stream for the heard track arrived: adopted, not played; the cached copy plays on.
+  /// A stream that starts on its own is reported started at once (and STMd, when the cached copy
+  /// has been read to its end); one LMS starts itself (a sync group's, `strm u` once every member
+  /// has sent STMl) is reported loaded now, and started when LMS starts it.
+  private mutating func adopt(_ resync: Resync, command: StreamCommand, facts: EngineFacts) -> [Action] {
+    var resync = resync
+    var actions: [Action] = [.cancelResyncTimeout, .report(.connecting)]
+    if resync.requestedSeconds == nil {
+      // A member that followed its master kept its cached tracks queued until the group's stream came.
+      actions.append(dropLocalTracks(after: resync.engineTrack))
+    }
+    if command.autostart.startsAutomatically {
+      actions.append(.report(.trackStarted))
+      if !isReading(resync.engineTrack, facts) {
+        resync.decoderReadyReported = true
+        actions.append(.report(.decoderReady))
+      }
+    } else {
+      resync.awaitingStart = true
+      actions.append(.report(.bufferLoaded))
+    }
+    let whose = resync.requestedSeconds == nil ? "the group's master had" : "the server"
+    state = .handingBack(resync)
+    return actions + [
+      .log(
+        .notice,
+        "resync: \(whose) plays track \(resync.queueIndex + 1) again; the cached copy plays to its end, "
+          + "then the server's stream takes over")
+    ]
+  }
+
+  /// The cached tracks queued behind `engineTrack` go, from the engine and from the ledger: the
+  /// server's stream that follows is placed after `engineTrack`, not after them.
+  mutating func dropLocalTracks(after engineTrack: Int) -> Action {
+    ledger.forgetTracks(after: engineTrack)
+    return .dropLocalTracks(after: engineTrack)
+  }
+
+  /// Whether the decoder still reads engine track `track` (its cached copy or its live stream).
+  private func isReading(_ track: Int, _ facts: EngineFacts) -> Bool {
+    facts.decoding == .localFile(track: track) || facts.decoding == .liveStream(track: track)
+  }
+
   /// The elapsed time to report in a STAT: LMS adds it to the offset it was asked for.
   public func reportedElapsedMilliseconds(engineMilliseconds: UInt32, heardTrack: Int?) -> UInt32 {
     switch state {
-    case .resyncing:
+    case .resyncing, .followingGroup, .checkingGroupStream:
       return 0
     case .handingBack(let resync) where heardTrack == resync.engineTrack:
+      guard let requested = resync.requestedSeconds else { return 0 }
       let start = ledger.placement(of: resync.engineTrack)?.startSeconds ?? 0
       let heard = start * 1000 + Double(engineMilliseconds)
-      return UInt32(max(0, (heard - resync.requestedSeconds * 1000).rounded()))
+      return UInt32(max(0, (heard - requested * 1000).rounded()))
     default:
       return engineMilliseconds
     }
@@ -79,6 +170,7 @@ extension OfflineStateMachine {
       actions.append(.log(.info, "queue changed on the server"))
     }
     ledger.record(status)
+    group = status.syncGroup
     if status.mode == .play, let heard = facts.heard, let current = status.currentIndex {
       ledger.correct(heard.engineTrack, to: current)
       // A stream that began after a seek: the server's time runs ahead of what the engine counts.
@@ -99,8 +191,11 @@ extension OfflineStateMachine {
     return [.readStatusForResync(fromIndex: placement.queueIndex, afterMilliseconds: delay)]
   }
 
-  /// The server's queue, read after the reconnect: bring the server to what is heard.
-  public mutating func resyncStatusArrived(_ status: LMSStatus, facts: EngineFacts) -> [Action] {
+  /// The server's queue, read after the reconnect: bring the server to what is heard. In a sync
+  /// group, `connected` are the players the server has back (nil: not read).
+  public mutating func resyncStatusArrived(
+    _ status: LMSStatus, facts: EngineFacts, connected: Set<String>? = nil
+  ) -> [Action] {
     guard state == .offline || state == .checkingServer, isConnected else { return [] }
     resyncFailures = 0
     if state == .checkingServer, facts.output.hasAudio, let heard = facts.heard, status.mode == .play,
@@ -111,6 +206,7 @@ extension OfflineStateMachine {
       state = .online
       return [.log(.notice, "offline: the server still plays track \(current + 1); nothing to resync"), .planDownloads]
     }
+    if let wait = waitForGroup(status, facts: facts, connected: connected) { return wait }
     state = .offline
     guard let heard = facts.heard, facts.output.hasAudio,
       let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
@@ -143,6 +239,17 @@ extension OfflineStateMachine {
     } else {
       ledger.record(status)
     }
+    if let master = groupMaster(in: status) {
+      let resync = Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: nil)
+      state = .followingGroup(resync)
+      actions.append(
+        .log(.notice, "resync: the group's master \(master) resyncs the server for the group; following it"))
+      if let stream = pendingGroupStream {
+        pendingGroupStream = nil
+        return actions + checkGroupStream(resync, stream)
+      }
+      return actions + [.armResyncTimeout(.groupMaster)]
+    }
     let heardSeconds = placement.startSeconds + heard.seconds
     // LMS skips a track when asked for a time past its end.
     let latest = max(0, (track.duration ?? .infinity) - 0.5)
@@ -152,7 +259,7 @@ extension OfflineStateMachine {
       dropLocalTracks(after: heard.engineTrack),
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
       .jump(queueIndex: index, seconds: requested, thenPause: facts.output == .paused),
-      .armResyncTimeout,
+      .armResyncTimeout(.serverStream),
     ]
   }
 
@@ -165,6 +272,9 @@ extension OfflineStateMachine {
     ledger.record(status)
     guard let playedOut, status.mode == .play else {
       return [.log(.notice, "resync: nothing is playing locally; the server takes over as it is")]
+    }
+    if let master = groupMaster(in: status) {
+      return [.log(.notice, "resync: the cache ran out; the group's master \(master) moves the server on")]
     }
     let (lastIndex, again) =
       switch playedOut {
@@ -198,10 +308,44 @@ extension OfflineStateMachine {
     ]
   }
 
+  /// In a group, the resync waits until the members the server had before the outage are back
+  /// (a member that returns later makes LMS restart the whole group), for at most 5 s.
+  private mutating func waitForGroup(_ status: LMSStatus, facts: EngineFacts, connected: Set<String>?) -> [Action]? {
+    guard let connected, facts.output.hasAudio, !groupMasterFailed else { return nil }
+    let missing = groupPeers.filter { !connected.contains($0) }
+    guard !missing.isEmpty, groupWaits < Self.groupWaitLimit else {
+      groupWaits = 0
+      return nil
+    }
+    groupWaits += 1
+    let index = facts.heard.flatMap { ledger.placement(of: $0.engineTrack)?.queueIndex } ?? status.currentIndex ?? 0
+    var actions: [Action] = []
+    if groupWaits == 1 {
+      actions.append(.log(.info, "resync: waiting for the group's other members (\(missing.joined(separator: ", ")))"))
+    } else if groupWaits == Self.groupWaitLimit {
+      actions.append(.log(.warning, "resync: \(missing.joined(separator: ", ")) not back; resyncing without them"))
+    }
+    return actions + [.readStatusForResync(fromIndex: index, afterMilliseconds: Self.groupWaitMilliseconds)]
+  }
+
+  static let groupWaitMilliseconds = 250
+  static let groupWaitLimit = 20
+
+  /// The master the server shows for this player's group, when it is another player: it resyncs.
+  private func groupMaster(in status: LMSStatus) -> String? {
+    guard !groupMasterFailed, let group = status.syncGroup, group.contains(player), group.master != player
+    else { return nil }
+    return group.master
+  }
+
   /// The status could not be read, the jump was refused, or no stream came in time.
   public mutating func resyncFailed(_ reason: String) -> [Action] {
     let index: Int
     switch state {
+    case .followingGroup(let resync), .checkingGroupStream(let resync, _, _):
+      // The master never resynced the group: this member does, as a player on its own would.
+      groupMasterFailed = true
+      index = resync.queueIndex
     case .resyncing(let resync): index = resync.queueIndex
     case .offline where isConnected, .checkingServer: index = ledger.latest?.currentIndex ?? 0
     default: return []

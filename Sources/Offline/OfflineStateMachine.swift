@@ -12,6 +12,8 @@ import SlimProto
 ///   │  ├──────────────(the server still plays the heard track)──────────────┼── checkingServer
 ///   │  │                                                                    │       │ (it does not)
 ///   │  └──(the next server track starts)── handingBack ◄─(strm s)─ resyncing ◄──────┘ (or from offline)
+///   │                                         ▲                              │ (a sync group whose
+///   │                                         └─(strm s)─ followingGroup ◄───┘  master is another)
 ///   └───────────────────────────────────────────────────────────────────────┘
 /// ```
 ///
@@ -19,7 +21,10 @@ import SlimProto
 /// frame near the asked time, so its stream cannot be placed sample-exactly. Instead the server
 /// is asked to play the heard track from the heard time (so it shows the truth), its stream for
 /// that track is adopted without being played, the cached copy plays on to the track's end, and
-/// the server's stream takes over from the next track's first sample.
+/// the server's stream takes over from the next track's first sample. In a sync group only the
+/// master LMS shows jumps; the other members adopt the group's stream once the server's status,
+/// read after it came (`checkingGroupStream`), shows it is for the heard entry: LMS also restarts
+/// a group by itself when a member returns, from the track it last knew.
 public struct OfflineStateMachine: Sendable {
   public enum State: Equatable, Sendable {
     case online
@@ -33,6 +38,12 @@ public struct OfflineStateMachine: Sendable {
     case offline
     /// Reconnected: the jump was sent, waiting for the server's `strm s`.
     case resyncing(Resync)
+    /// Reconnected as a member of a sync group whose master resyncs the server for the whole group
+    /// (one jump for the group): waiting for the group's stream, which this member adopts as its own.
+    case followingGroup(Resync)
+    /// A member following its master got a stream for the group: the server's status tells whether
+    /// it is for the heard entry (the master's resync) or not (LMS's own restart of the group).
+    case checkingGroupStream(Resync, stream: StreamCommand, check: Int)
     /// The server's stream for the heard track was adopted; its next track takes over.
     case handingBack(Resync)
   }
@@ -41,10 +52,18 @@ public struct OfflineStateMachine: Sendable {
     /// The engine track being heard: it plays on from the cache to its end.
     public var engineTrack: Int
     public var queueIndex: Int
-    /// The offset asked of the server; its `time` is this plus the elapsed time reported.
-    public var requestedSeconds: Double
+    /// The offset asked of the server; its `time` is this plus the elapsed time reported. Nil on a
+    /// member that follows its group's master: the master asked, and this member reports no elapsed
+    /// time until the server's stream takes over (LMS then leaves the group's sync alone, rather than
+    /// correct a member against an offset it cannot know).
+    public var requestedSeconds: Double?
     /// STMd for the adopted stream was sent: the server may stream the next track.
     public var decoderReadyReported = false
+    /// The adopted stream waits for the server's `strm u` (a sync group's start).
+    public var awaitingStart = false
+
+    /// A member that follows its group's master: it asked the server for nothing.
+    public var followsGroup: Bool { requestedSeconds == nil }
   }
 
   /// Where offline playback ran out of cached audio: the resync asks the server to go on from
@@ -107,6 +126,14 @@ public struct OfflineStateMachine: Sendable {
 
   public enum LogLevel: Equatable, Sendable { case info, notice, warning }
 
+  /// What a resync waits for.
+  public enum ResyncWait: Equatable, Sendable {
+    /// The server's stream after this player's own jump.
+    case serverStream
+    /// The group master's jump and the server's stream that follows it.
+    case groupMaster
+  }
+
   public enum Action: Equatable, Sendable {
     /// Hand the server's message to the engine.
     case forward(ServerMessage)
@@ -124,6 +151,8 @@ public struct OfflineStateMachine: Sendable {
     case planDownloads
     /// Read the server's queue from this index on, after this many milliseconds.
     case readStatusForResync(fromIndex: Int, afterMilliseconds: Int)
+    /// Read the server's queue now, for `groupStreamChecked(_:check:facts:)`.
+    case checkGroupStream(check: Int, fromIndex: Int)
     /// `playlist jump index 0 0 {timeOffset}`; then `pause 1` when `thenPause`.
     case jump(queueIndex: Int, seconds: Double, thenPause: Bool)
     /// `playlist jump index`: the server restarts that track its own way.
@@ -133,25 +162,55 @@ public struct OfflineStateMachine: Sendable {
     case stopLocal
     /// Drop the cached tracks queued behind this engine track (the server's stream follows it).
     case dropLocalTracks(after: Int)
-    case armResyncTimeout
+    /// Give the server (or the group's master) this long to start the stream, then `resyncFailed`.
+    case armResyncTimeout(ResyncWait)
     case cancelResyncTimeout
     case log(LogLevel, String)
   }
 
-  public internal(set) var state = State.online
+  public internal(set) var state = State.online {
+    didSet {
+      guard state == .online else { return }
+      groupWaits = 0
+      groupMasterFailed = false
+      pendingGroupStream = nil
+    }
+  }
   public internal(set) var ledger = QueueLedger()
+  /// This player's MAC address, as LMS writes it (lower case).
+  public let player: String
+  /// The LMS sync group this player was in when the server was last seen, kept through an outage:
+  /// a restarted server shows the group only once its members are back.
+  public internal(set) var group: SyncGroup?
+  /// Status reads spent waiting for the group's other members to reconnect before a resync.
+  var groupWaits = 0
+  /// The group's master did not resync the group in time: this member resyncs on its own.
+  var groupMasterFailed = false
+  /// A `strm s` that came while this member, back in its group, had not yet read who resyncs.
+  var pendingGroupStream: StreamCommand?
+  /// Group streams checked so far: only the answer for the latest counts.
+  var groupStreamChecks = 0
   public private(set) var isConnected = false
   /// Set while offline playback has run out of cached audio; cleared when anything plays again.
   public internal(set) var playedOut: PlayedOut?
   /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
   var resyncFailures = 0
 
-  public init() {}
+  public init(player: String = "") {
+    self.player = player.lowercased()
+  }
+
+  /// The other members of the group, when this player is in one.
+  public var groupPeers: [String] {
+    guard let group, group.contains(player) else { return [] }
+    return group.members.filter { $0 != player }
+  }
 
   // MARK: Connection
 
   public mutating func connectionChanged(up: Bool, facts: EngineFacts, isCached: (QueueTrack) -> Bool) -> [Action] {
     isConnected = up
+    pendingGroupStream = nil
     guard up else { return [.stopPolling] + connectionLost(facts: facts, isCached: isCached) }
     var actions: [Action] = [.startPolling]
     switch state {
@@ -172,7 +231,7 @@ public struct OfflineStateMachine: Sendable {
     switch state {
     case .online, .handingBack:
       return handOff(facts: facts, isCached: isCached)
-    case .resyncing:
+    case .resyncing, .followingGroup, .checkingGroupStream:
       // Nothing was flushed for the resync: local playback simply goes on.
       state = .offline
       return [.cancelResyncTimeout, .log(.warning, "resync: connection lost again; playing on from the cache")]
@@ -287,15 +346,16 @@ public struct OfflineStateMachine: Sendable {
     switch state {
     case .online:
       return [.pollSoon]
-    case .resyncing:
+    case .resyncing, .followingGroup, .checkingGroupStream:
       return []
     case .checkingServer:
       // Played out while the status is read: the status arrives to an offline machine and resyncs.
       state = .offline
       return continueAfter(id, cutShort: cutShort, isCached: isCached)
     case .handingBack(var resync):
-      // The engine's own STMd for the adopted track goes to the server; remember it.
-      if id == resync.engineTrack {
+      // The engine's own STMd for the adopted track goes to the server; remember it (before a
+      // group's start LMS drops it: it is sent again at the start).
+      if id == resync.engineTrack, !resync.awaitingStart {
         resync.decoderReadyReported = true
         state = .handingBack(resync)
       }
@@ -315,7 +375,7 @@ public struct OfflineStateMachine: Sendable {
   /// The live stream of track `id` ended early (an error, a reset, a stall).
   public mutating func streamFailed(_ id: Int, isCached: (QueueTrack) -> Bool) -> [Action] {
     switch state {
-    case .resyncing, .offline:
+    case .resyncing, .followingGroup, .checkingGroupStream, .offline:
       return []
     case .online, .disconnected, .checkingServer, .handingBack:
       guard let track = queueTrack(of: id), isCached(track) else {
@@ -344,7 +404,7 @@ public struct OfflineStateMachine: Sendable {
   public func forwardsReports() -> Bool {
     switch state {
     case .online, .handingBack: true
-    case .disconnected, .checkingServer, .offline, .resyncing: false
+    case .disconnected, .checkingServer, .offline, .resyncing, .followingGroup, .checkingGroupStream: false
     }
   }
 
@@ -355,6 +415,13 @@ public struct OfflineStateMachine: Sendable {
     self.ledger = ledger
     state = .offline
     playedOut = nil
+  }
+
+  /// The group a saved state names, taken while no server has said otherwise (a restart while it
+  /// is away): its members are listened for before anything resumes.
+  public mutating func rememberGroup(_ saved: SyncGroup) {
+    guard ledger.latest == nil, group == nil else { return }
+    group = saved
   }
 
   /// Local control replaced everything that played.

@@ -16,6 +16,10 @@ public struct SavedPlayback: Equatable, Sendable {
   public var trackCount: Int?
   /// The queue from the current track on.
   public var queue: [QueueTrack]
+  /// The LMS sync group the player was in, and the addresses LMS had for its members: a member
+  /// restarted while the server is away finds the others and falls in with them.
+  public var group: SyncGroup?
+  public var groupAddresses: [String: String] = [:]
 
   public var json: JSONValue {
     var members: [String: JSONValue] = [
@@ -24,12 +28,18 @@ public struct SavedPlayback: Equatable, Sendable {
     ]
     if let playlistTimestamp { members["playlist_timestamp"] = .number(playlistTimestamp) }
     if let trackCount { members["track_count"] = .number(Double(trackCount)) }
+    if let group {
+      members["group"] = [
+        "master": .string(group.master), "slaves": .array(group.slaves.map(JSONValue.string)),
+        "addresses": .object(groupAddresses.mapValues(JSONValue.string)),
+      ]
+    }
     return .object(members)
   }
 
   public init(
     server: String, playlistTimestamp: Double?, index: Int, position: Double, sampleRate: Int,
-    trackCount: Int? = nil, queue: [QueueTrack]
+    trackCount: Int? = nil, queue: [QueueTrack], group: SyncGroup? = nil, groupAddresses: [String: String] = [:]
   ) {
     self.server = server
     self.playlistTimestamp = playlistTimestamp
@@ -38,16 +48,26 @@ public struct SavedPlayback: Equatable, Sendable {
     self.sampleRate = sampleRate
     self.trackCount = trackCount
     self.queue = queue
+    self.group = group
+    self.groupAddresses = groupAddresses
   }
 
   public init?(_ value: JSONValue) {
     guard let server = value["server"]?.string, let index = value["index"]?.int,
       let position = value["position"]?.double, let queue = value["queue"]?.array
     else { return nil }
+    let group = value["group"].flatMap { group in
+      SyncGroup(
+        master: group["master"]?.string, slaves: group["slaves"]?.array?.compactMap(\.string).joined(separator: ","))
+    }
+    var addresses: [String: String] = [:]
+    for (member, address) in value["group"]?["addresses"]?.object ?? [:] {
+      if let address = address.string { addresses[member] = address }
+    }
     self.init(
       server: server, playlistTimestamp: value["playlist_timestamp"]?.double, index: index, position: position,
       sampleRate: value["sample_rate"]?.int ?? 44100, trackCount: value["track_count"]?.int,
-      queue: queue.compactMap(QueueTrack.init))
+      queue: queue.compactMap(QueueTrack.init), group: group, groupAddresses: addresses)
   }
 
   public static func load(from path: String) -> SavedPlayback? {

@@ -13,14 +13,18 @@ extension StreamingEngine {
 
   /// The track being heard and how much of it: to the nearest millisecond (as STAT reports it)
   /// and in frames, exactly.
-  public func heardPosition() -> (trackID: Int, milliseconds: Int, frames: Int, sampleRate: Int)? {
+  public func heardPosition(
+    at now: UInt64 = MonotonicClock.nanoseconds()
+  ) -> (trackID: Int, milliseconds: Int, frames: Int, sampleRate: Int)? {
     let position = player.currentPosition()
     guard position.trackID >= 0 else { return nil }
-    let now = MonotonicClock.nanoseconds()
     return (position.trackID, position.elapsedMilliseconds(at: now), position.heardFrames(at: now), position.sampleRate)
   }
 
   public var isPlaying: Bool { outputRunning }
+
+  /// Moves what is heard by whole frames: positive later (silence), negative earlier (skipped).
+  public func nudgeOutput(frames: Int) { player.nudge(frames: frames) }
 
   /// Paused with tracks buffered (`strm p` or a local pause).
   public var isPaused: Bool { !outputRunning && !tracks.isEmpty }

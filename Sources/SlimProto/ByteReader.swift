@@ -1,21 +1,22 @@
 /// Reads big-endian fields from a message payload, throwing `WireError.truncated` past the end.
-struct ByteReader {
+/// Shared with the package's other wire protocol (the sync group's LAN messages).
+package struct ByteReader {
   private let bytes: ArraySlice<UInt8>
-  private(set) var position: Int
-  let message: String
+  package private(set) var position: Int
+  package let message: String
 
-  init(_ bytes: ArraySlice<UInt8>, message: String) {
+  package init(_ bytes: ArraySlice<UInt8>, message: String) {
     self.bytes = bytes
     self.position = bytes.startIndex
     self.message = message
   }
 
-  init(_ bytes: [UInt8], message: String) {
+  package init(_ bytes: [UInt8], message: String) {
     self.init(bytes[...], message: message)
   }
 
-  var remaining: Int { bytes.endIndex - position }
-  var offset: Int { position - bytes.startIndex }
+  package var remaining: Int { bytes.endIndex - position }
+  package var offset: Int { position - bytes.startIndex }
 
   private mutating func take(_ count: Int) throws(WireError) -> ArraySlice<UInt8> {
     guard count <= remaining else {
@@ -25,70 +26,70 @@ struct ByteReader {
     return bytes[position..<position + count]
   }
 
-  mutating func u8() throws(WireError) -> UInt8 {
+  package mutating func u8() throws(WireError) -> UInt8 {
     try take(1).first!
   }
 
-  mutating func u16() throws(WireError) -> UInt16 {
+  package mutating func u16() throws(WireError) -> UInt16 {
     let s = try take(2)
     return UInt16(s[s.startIndex]) << 8 | UInt16(s[s.startIndex + 1])
   }
 
-  mutating func u32() throws(WireError) -> UInt32 {
+  package mutating func u32() throws(WireError) -> UInt32 {
     var value: UInt32 = 0
     for byte in try take(4) { value = value << 8 | UInt32(byte) }
     return value
   }
 
   /// A 64-bit count sent as two 32-bit words, high word first.
-  mutating func u64() throws(WireError) -> UInt64 {
+  package mutating func u64() throws(WireError) -> UInt64 {
     let high = try u32()
     let low = try u32()
     return UInt64(high) << 32 | UInt64(low)
   }
 
-  mutating func bytes(_ count: Int) throws(WireError) -> [UInt8] {
+  package mutating func bytes(_ count: Int) throws(WireError) -> [UInt8] {
     Array(try take(count))
   }
 
-  mutating func rest() -> [UInt8] {
+  package mutating func rest() -> [UInt8] {
     defer { position = bytes.endIndex }
     return Array(bytes[position...])
   }
 }
 
 /// Appends big-endian fields to a byte array.
-struct ByteWriter {
-  var bytes: [UInt8] = []
+package struct ByteWriter {
+  package var bytes: [UInt8] = []
 
-  init(capacity: Int = 64) {
+  package init(capacity: Int = 64) {
     bytes.reserveCapacity(capacity)
   }
 
-  mutating func u8(_ value: UInt8) { bytes.append(value) }
+  package mutating func u8(_ value: UInt8) { bytes.append(value) }
 
-  mutating func u16(_ value: UInt16) {
+  package mutating func u16(_ value: UInt16) {
     bytes.append(UInt8(value >> 8))
     bytes.append(UInt8(truncatingIfNeeded: value))
   }
 
-  mutating func u32(_ value: UInt32) {
+  package mutating func u32(_ value: UInt32) {
     bytes.append(UInt8(value >> 24))
     bytes.append(UInt8(truncatingIfNeeded: value >> 16))
     bytes.append(UInt8(truncatingIfNeeded: value >> 8))
     bytes.append(UInt8(truncatingIfNeeded: value))
   }
 
-  mutating func u64(_ value: UInt64) {
+  package mutating func u64(_ value: UInt64) {
     u32(UInt32(truncatingIfNeeded: value >> 32))
     u32(UInt32(truncatingIfNeeded: value))
   }
 
-  mutating func append<S: Sequence>(_ data: S) where S.Element == UInt8 {
+  package mutating func append<S: Sequence>(_ data: S) where S.Element == UInt8 {
     bytes.append(contentsOf: data)
   }
 
-  mutating func ascii(_ text: String) {
+  package mutating func ascii(_ text: String) {
     bytes.append(contentsOf: text.utf8)
   }
 }

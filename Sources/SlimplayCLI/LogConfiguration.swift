@@ -9,6 +9,7 @@ public struct LogConfiguration: Equatable, Sendable {
     case output
     case lms
     case cache
+    case group
     case control
   }
 

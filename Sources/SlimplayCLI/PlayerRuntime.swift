@@ -1,6 +1,7 @@
 import AudioOutput
 import CSupport
 import Decoders
+import GroupSync
 import LMSControl
 import LocalControl
 import Logging
@@ -275,8 +276,12 @@ struct PlayerRuntime {
       configuration: .init(
         prefetch: offline.prefetch,
         savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" },
-        streamStallSeconds: settings.liveness.stallSeconds),
-      eventLoop: client.eventLoop, logger: logger)
+        streamStallSeconds: settings.liveness.stallSeconds,
+        groupLink: offline.syncPort == 0
+          ? nil
+          : GroupLink.Configuration(
+            port: offline.syncPort, interfaceAddress: nil, key: offline.syncKey.map { GroupKey($0) })),
+      eventLoop: client.eventLoop, logger: logger, groupLogger: Logger(label: LogConfiguration.Category.group.rawValue))
   }
 
   /// The audio pipeline with the output `-o` names.

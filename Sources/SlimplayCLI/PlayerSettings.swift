@@ -82,7 +82,7 @@ public struct PlayerSettings: Equatable, Sendable {
 }
 
 /// The offline cache, handoff and resync (`--cache-dir`, `--cache-size`, `--prefetch`, `--lms-*`,
-/// `--no-offline`).
+/// `--no-offline`), and a sync group's time while the server is away (`--sync-port`, `--sync-key`).
 public struct OfflineSettings: Equatable, Sendable {
   public var enabled = true
   public var cacheDirectory: String?
@@ -92,10 +92,15 @@ public struct OfflineSettings: Equatable, Sendable {
   public var lmsPort: Int?
   public var lmsUser: String?
   public var lmsPasswordFile: String?
+  /// The UDP port a sync group's members keep time on (0: they do not).
+  public var syncPort = 3484
+  /// Signs the group's messages (nil: unsigned, filtered by sender and address only).
+  public var syncKey: String?
 
   public init(
     enabled: Bool = true, cacheDirectory: String? = nil, cacheMegabytes: Int = 1024, prefetch: Int = 5,
-    lmsPort: Int? = nil, lmsUser: String? = nil, lmsPasswordFile: String? = nil
+    lmsPort: Int? = nil, lmsUser: String? = nil, lmsPasswordFile: String? = nil, syncPort: Int = 3484,
+    syncKey: String? = nil
   ) {
     self.enabled = enabled
     self.cacheDirectory = cacheDirectory
@@ -104,6 +109,8 @@ public struct OfflineSettings: Equatable, Sendable {
     self.lmsPort = lmsPort
     self.lmsUser = lmsUser
     self.lmsPasswordFile = lmsPasswordFile
+    self.syncPort = syncPort
+    self.syncKey = syncKey
   }
 }
 

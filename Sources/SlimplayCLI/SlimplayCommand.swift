@@ -150,6 +150,14 @@ public struct SlimplayCommand: RunnableCommand {
         help: "File holding the LMS password (never pass it on the command line).", .optionalText(\.lmsPasswordFile)),
       .flag("--no-offline", help: "Turn off the offline cache, handoff and resync.", \.noOffline),
       .value(
+        "--sync-port", valueName: "port",
+        help: "UDP port on which a sync group's members keep time with each other (0: off).",
+        .integer(\.syncPort)),
+      .value(
+        "--sync-key", valueName: "key",
+        help: "Key every member of a sync group shares: their messages are signed with it.",
+        .optionalText(\.syncKey)),
+      .value(
         "--control", valueName: "addr:port",
         help: "Where the local control API listens, or 'off'. Beyond loopback it needs --control-token.",
         .text(\.control)),
@@ -244,6 +252,9 @@ public struct SlimplayCommand: RunnableCommand {
 
   var lmsPasswordFile: String?
   var noOffline = false
+
+  var syncPort: Int = 3484
+  var syncKey: String?
 
   var control: String = "127.0.0.1:9393"
   var controlToken: String?

@@ -89,6 +89,19 @@ import Testing
     #expect(LMSStatus(result: ["mode": "play"]).repeatMode == .off)
   }
 
+  @Test func aSyncedPlayersStatusNamesItsGroup() throws {
+    let synced = try JSONValue(
+      parsing: #"{"mode":"play","sync_master":"02:11:22:33:55:01","sync_slaves":"02:11:22:33:55:02,AA:BB:CC:DD:EE:FF"}"#
+    )
+    let group = try #require(LMSStatus(result: synced).syncGroup)
+    #expect(group.master == "02:11:22:33:55:01")
+    #expect(group.members == ["02:11:22:33:55:01", "02:11:22:33:55:02", "aa:bb:cc:dd:ee:ff"])
+    #expect(group.contains("AA:BB:CC:DD:EE:FF"))
+    #expect(!group.contains("02:11:22:33:55:03"))
+    #expect(LMSStatus(result: ["mode": "play"]).syncGroup == nil)
+    #expect(LMSStatus(result: ["mode": "play", "sync_master": ""]).syncGroup == nil)
+  }
+
   @Test func replyErrorsAreReported() {
     #expect(throws: LMSError.server("Invalid command")) {
       try LMSClient.result(of: Array(#"{"id":1,"error":{"code":-1,"message":"Invalid command"}}"#.utf8))

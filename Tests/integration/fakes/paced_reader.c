@@ -1,0 +1,85 @@
+/* A sound card for `-o -`: reads standard input at a fixed byte rate, off by a chosen number of
+ * parts per million as a real card's crystal is, in small pieces at exact deadlines, and copies
+ * every byte to standard output. A second file gets "<CLOCK_MONOTONIC ns> <bytes read>" every
+ * 20 ms of audio, so what the card had played at any instant can be read back to a frame.
+ * Like a card, it does not catch up after an underrun: its schedule restarts when data returns.
+ *
+ *   paced_reader <bytes per second> <ppm> <bytes per read> <timing file>
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t deadline) {
+  struct timespec ts = {.tv_sec = (time_t)(deadline / 1000000000u), .tv_nsec = (long)(deadline % 1000000000u)};
+  while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+  }
+}
+
+static int write_all(int fd, const char *data, size_t length) {
+  while (length > 0) {
+    ssize_t written = write(fd, data, length);
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    data += written;
+    length -= (size_t)written;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 5) {
+    fprintf(stderr, "usage: %s <bytes per second> <ppm> <bytes per read> <timing file>\n", argv[0]);
+    return 2;
+  }
+  double rate = atof(argv[1]) * (1.0 + atof(argv[2]) / 1e6);
+  size_t piece = (size_t)atol(argv[3]);
+  FILE *timing = fopen(argv[4], "w");
+  if (rate <= 0 || piece == 0 || piece > 65536 || timing == NULL) {
+    fprintf(stderr, "paced_reader: bad arguments\n");
+    return 2;
+  }
+  setvbuf(timing, NULL, _IOLBF, 0);
+  static char buffer[65536];
+  uint64_t total = 0, logged_at = 0, base_time = 0, base_bytes = 0;
+  uint64_t log_every = (uint64_t)(rate / 50);
+  for (;;) {
+    ssize_t got = read(STDIN_FILENO, buffer, piece);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    uint64_t now = now_ns();
+    if (base_time == 0) {
+      base_time = now;
+      base_bytes = total;
+    }
+    total += (uint64_t)got;
+    if (write_all(STDOUT_FILENO, buffer, (size_t)got) != 0) break;
+    if (total - logged_at >= log_every) {
+      fprintf(timing, "%llu %llu\n", (unsigned long long)now, (unsigned long long)total);
+      logged_at = total;
+    }
+    /* The next read is due once the bytes read so far have played at the card's rate. */
+    uint64_t due = base_time + (uint64_t)((double)(total - base_bytes) * 1e9 / rate);
+    if (now > due + 50000000u) {
+      base_time = now; /* an underrun: the card starts again from here */
+      base_bytes = total;
+      continue;
+    }
+    sleep_until(due);
+  }
+  fprintf(timing, "%llu %llu\n", (unsigned long long)now_ns(), (unsigned long long)total);
+  fclose(timing);
+  return 0;
+}

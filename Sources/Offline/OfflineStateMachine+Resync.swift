@@ -359,10 +359,4 @@ extension OfflineStateMachine {
     ]
   }
 
-  /// The cached tracks queued behind `engineTrack` go, from the engine and from the ledger: the
-  /// server's stream that follows is placed after `engineTrack`, not after them.
-  mutating func dropLocalTracks(after engineTrack: Int) -> Action {
-    ledger.forgetTracks(after: engineTrack)
-    return .dropLocalTracks(after: engineTrack)
-  }
 }

@@ -10,6 +10,12 @@ sample: at the start, after `--minutes` of play, after a pause and resume, after
 Pairs (master first): squeezelite+squeezelite (the reference), squeezelite+slimplay,
 slimplay+squeezelite, slimplay+slimplay. The server runs on its own address (127.0.0.9, state in
 /tmp/slimplay-lms-sync), so it can run beside the tests' server. A report, not a test.
+
+    scripts/sync-check --group-outage stopped|partition [--away 90] [--lms-version 8.3.0] [--no-group-clock]
+
+Three slimplay players in one group, their sound cards 0, +45 and -45 ppm off
+(Tests/integration/sync_group_outage.py), through an outage of the server: each member's offset
+from the first, every 10 s from the cut.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ sys.path.insert(0, str(ROOT / "Tests" / "integration"))
 
 from player import binary_path  # noqa: E402
 from real_lms import MusicLibrary, RealLMS  # noqa: E402
+from sync_group_outage import run_group_outage  # noqa: E402
 from sync_measure import run_pair  # noqa: E402
 
 LMS_SCRIPT = ROOT.parent / "shared" / "lms" / "lms"
@@ -44,15 +51,25 @@ def main() -> int:
     parser.add_argument("--slimplay-options", default="", help="extra options for slimplay, e.g. '-a 40:4'")
     parser.add_argument("--squeezelite-options", default="", help="extra options for squeezelite")
     parser.add_argument("--out", type=Path, default=Path("/tmp/slimplay-sync-check"), help="work folder")
+    parser.add_argument("--group-outage", choices=("stopped", "partition"), help="the three-member group run")
+    parser.add_argument("--away", type=float, default=90, help="seconds the server is away (--group-outage)")
+    parser.add_argument("--no-group-clock", action="store_true", help="the members with --sync-port 0")
+    parser.add_argument("--lms-version", default=None, help="7.9.1 for the pairs, 8.3.0 for --group-outage")
     args = parser.parse_args()
     binary = args.binary or binary_path()
     keys = list(PAIRS) if args.pairs == "all" else args.pairs.split(",")
 
     library = MusicLibrary().build()
-    lms = RealLMS(LMS_SCRIPT, library.music, Path("/tmp/slimplay-lms-sync"), addr="127.0.0.9", library=library,
-                   version="7.9.1")
+    version = args.lms_version or ("8.3.0" if args.group_outage else "7.9.1")
+    lms = RealLMS(LMS_SCRIPT, library.music, Path(f"/tmp/slimplay-lms-sync-{version}"), addr="127.0.0.9",
+                  library=library, version=version)
     lms.wipe()
     lms.start()
+    if args.group_outage:
+        try:
+            return group_outage(lms, library, binary, args)
+        finally:
+            lms.stop()
     results = []
     try:
         for round_number in range(1, args.rounds + 1):
@@ -81,6 +98,23 @@ def main() -> int:
             values = [next(p["settled_ms"] for p in r["phases"] if p["phase"] == name) for r in rows]
             cells.append(f"{name} " + "/".join("-" if v is None else f"{v:+.2f}" for v in values))
         print(f"  {key:24s} " + "; ".join(cells))
+    return 0
+
+
+def group_outage(lms, library, binary: str, args: argparse.Namespace) -> int:  # noqa: ANN001
+    clock = not args.no_group_clock
+    started = time.monotonic()
+    result = run_group_outage(lms, library.tracks("Long FLAC"), args.out / f"group-{args.group_outage}", binary,
+                              outage=args.group_outage, away=args.away, clock=clock,
+                              copies=2 if args.away <= 120 else 3)
+    print(f"LMS {lms.version}, server {args.group_outage} {args.away:g} s, group clock {'on' if clock else 'off'} "
+          f"({time.monotonic() - started:.0f} s); offsets from the first member (+45 / -45 ppm), ms:")
+    for at, row in result.readings:
+        cells = ", ".join("-" if v is None else f"{v:+.3f}" for v in row[1:])
+        print(f"  {at:5.0f} s after the cut: {cells}")
+    print(f"worst while away: {result.worst_while_away_ms()} ms")
+    if args.json:
+        args.json.write_text(json.dumps({"readings": result.readings, "logs": result.logs}, indent=1))
     return 0
 
 

@@ -46,12 +46,17 @@ class SyncRig(PulseServer):
 
     SINKS = ("sync_a", "sync_b")
 
+    @property
+    def channel_map(self) -> str:
+        return ",".join(f"aux{n}" for n in range(2 * len(self.SINKS)))
+
     def sink_modules(self) -> list[str]:
         return [
-            "module-null-sink sink_name=sync_all norewinds=1 rate=44100 channels=4 channel_map=aux0,aux1,aux2,aux3",
-            *[f"module-remap-sink sink_name={sink} master=sync_all channels=2 master_channel_map={channels} "
-              "channel_map=front-left,front-right remix=no"
-              for sink, channels in zip(self.SINKS, ("aux0,aux1", "aux2,aux3"))],
+            f"module-null-sink sink_name=sync_all norewinds=1 rate=44100 channels={2 * len(self.SINKS)} "
+            f"channel_map={self.channel_map}",
+            *[f"module-remap-sink sink_name={sink} master=sync_all channels=2 "
+              f"master_channel_map=aux{2 * n},aux{2 * n + 1} channel_map=front-left,front-right remix=no"
+              for n, sink in enumerate(self.SINKS)],
         ]
 
     def player_env(self, index: int) -> dict[str, str]:
@@ -68,14 +73,14 @@ class SyncRig(PulseServer):
         in the skip itself."""
         with open(path, "wb") as out:
             recorder = subprocess.Popen(
-                ["parec", "-d", "sync_all.monitor", "--raw", "--format=s16le", f"--rate={RATE}", "--channels=4",
-                 "--channel-map=aux0,aux1,aux2,aux3", "--latency-msec=20"],
+                ["parec", "-d", "sync_all.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
+                 f"--channels={2 * len(self.SINKS)}", f"--channel-map={self.channel_map}", "--latency-msec=20"],
                 env=self.env, stdout=out)
             deadline = time.monotonic() + 10
             while (size := os.path.getsize(path)) == 0 and time.monotonic() < deadline and recorder.poll() is None:
                 time.sleep(0.005)
             assert size > 0, "the recorder delivered nothing"
-            started = time.monotonic() - size / (4 * 2 * RATE)
+            started = time.monotonic() - size / (2 * len(self.SINKS) * 2 * RATE)
             try:
                 yield lambda: time.monotonic() - started
             finally:

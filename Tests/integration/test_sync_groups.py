@@ -96,4 +96,4 @@ def test_a_resume_beside_squeezelite_lines_up_without_lms_correcting_it(measured
     result = measured(kinds)
     phase = next(p for p in result.phases if p.name == "after pause")
     assert phase.before_ms is not None and phase.settled_ms is not None, (phase.summary(), result.logs)
-    assert abs(phase.before_ms) < RESUME_LINE_UP_MS, phase.summary()
+    assert abs(phase.before_ms) < RESUME_LINE_UP_MS, (phase.summary(), result.logs)

@@ -112,7 +112,7 @@ def group_outage(lms, library, binary: str, args: argparse.Namespace) -> int:  #
     for at, row in result.readings:
         cells = ", ".join("-" if v is None else f"{v:+.3f}" for v in row[1:])
         print(f"  {at:5.0f} s after the cut: {cells}")
-    print(f"worst while away: {result.worst_while_away_ms()} ms")
+    print(f"worst while away: {result.worst_while_away_ms()} ms (cut, end, recorded: {result.recorded} s)")
     if args.json:
         args.json.write_text(json.dumps({"readings": result.readings, "logs": result.logs}, indent=1))
     return 0

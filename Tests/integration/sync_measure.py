@@ -111,7 +111,10 @@ def launch_player(kind: str, index: int, mac: str, rig: SyncRig, server: str, lm
 class Locator:
     """Finds where a stretch of one output channel sits in the album's reference (left channel)."""
 
-    def __init__(self, reference: np.ndarray):
+    def __init__(self, reference: np.ndarray, quality: float = 0.99):
+        """`quality`: the normalised correlation a match must reach (lower for an output that went
+        through the sound server's resampler, which blurs the noise's finest detail)."""
+        self.quality = quality
         self.reference = reference.astype(np.float64)
         size = 1 << (len(self.reference) + WINDOW - 1).bit_length()
         self.size = size
@@ -126,7 +129,7 @@ class Locator:
         place = int(np.argmax(correlation[:len(reference) - len(window) + 1]))
         matched = reference[place:place + len(window)]
         quality = correlation[place] / np.sqrt((window * window).sum() * (matched * matched).sum() + 1e-9)
-        return place if quality > 0.99 else None
+        return place if quality > self.quality else None
 
     def locate(self, window: np.ndarray, near: int | None = None) -> int | None:
         """The reference frame where `window` starts, searching ±1 s around `near` first."""

@@ -251,22 +251,6 @@ extension OfflineStateMachine {
       return actions + [.armResyncTimeout(.groupMaster)]
     }
     let heardSeconds = placement.startSeconds + heard.seconds
-    let remaining = (track.duration ?? .infinity) - heardSeconds
-    if remaining < Self.trackEndMargin, facts.output == .playing, let last = ledger.lastPlacedTrack,
-      last > heard.engineTrack
-    {
-      // A jump into a track's last seconds leaves the server's stream of it ending before it can
-      // be taken over (LMS 8.3 then kept a sync group's current entry one behind and never
-      // streamed the next): the cached next track is about to play, so the server is jumped to it.
-      let wait = Int((max(0, remaining) * 1000).rounded(.up)) + Self.trackEndSettleMilliseconds
-      return actions + [
-        .log(
-          .info,
-          "resync: track \(index + 1) ends in \((max(0, remaining) * 10).rounded() / 10) s; "
-            + "resyncing once the next one plays"),
-        .readStatusForResync(fromIndex: index, afterMilliseconds: wait),
-      ]
-    }
     // LMS skips a track when asked for a time past its end.
     let latest = max(0, (track.duration ?? .infinity) - 0.5)
     let requested = (min(heardSeconds, latest) * 1000).rounded(.down) / 1000
@@ -345,9 +329,6 @@ extension OfflineStateMachine {
   }
 
   static let groupWaitMilliseconds = 250
-  /// A resync with less than this left of the heard track waits for the next one to play.
-  static let trackEndMargin = 3.0
-  static let trackEndSettleMilliseconds = 250
   static let groupWaitLimit = 20
 
   /// The master the server shows for this player's group, when it is another player: it resyncs.

@@ -280,28 +280,6 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 9.5, thenPause: false)])
   }
 
-  @Test func aResyncInTheHeardTracksLastSecondsWaitsForTheCachedNextTrack() {
-    var machine = reconnected(queue(3), index: 1)
-    machine.localTrackQueued(8, queueIndex: 2)
-    let early = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 8.5))
-    // 1.5 s left of entry 1 (10 s long): asked again once entry 2 plays, not jumped into the end.
-    #expect(jumps(early).isEmpty)
-    #expect(early.contains(.readStatusForResync(fromIndex: 1, afterMilliseconds: 1750)))
-    #expect(!early.contains(.dropLocalTracks(after: 7)))
-    #expect(machine.state == .offline)
-    let later = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(8, at: 0.3))
-    #expect(jumps(later) == [.jump(queueIndex: 2, seconds: 0.3, thenPause: false)])
-  }
-
-  @Test func aPausedPlayerNearATracksEndIsResyncedWhereItIs() {
-    var machine = reconnected(queue(3), index: 1)
-    machine.localTrackQueued(8, queueIndex: 2)
-    var facts = playing(7, at: 8.5)
-    facts.output = .paused
-    let actions = machine.resyncStatusArrived(status(queue(3), current: 1, mode: .pause), facts: facts)
-    #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 8.5, thenPause: true)])
-  }
-
   @Test func aPausedPlayerStaysPausedAfterTheResync() {
     var machine = reconnected(queue(3), index: 1)
     var facts = playing(7, at: 2)

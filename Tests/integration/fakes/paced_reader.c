@@ -3,16 +3,11 @@
  * every byte to standard output. A second file gets "<CLOCK_MONOTONIC ns> <bytes read>" every
  * 20 ms of audio, so what the card had played at any instant can be read back to a frame.
  * Like a card, it does not catch up after an underrun: its schedule restarts when data returns.
- * A card's DMA is not preempted by a busy machine: where it may (as root), the reader runs at a
- * real-time priority above the players' output threads, and its output pipe holds seconds, so a
- * slow consumer of the copy does not stall it either.
  *
  *   paced_reader <bytes per second> <ppm> <bytes per read> <timing file>
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,11 +52,6 @@ int main(int argc, char **argv) {
     return 2;
   }
   setvbuf(timing, NULL, _IOLBF, 0);
-  struct sched_param priority = {.sched_priority = 60};
-  if (sched_setscheduler(0, SCHED_FIFO, &priority) != 0) {
-    fprintf(stderr, "paced_reader: no real-time priority; a busy machine may delay its reads\n");
-  }
-  fcntl(STDOUT_FILENO, F_SETPIPE_SZ, 1 << 20);
   static char buffer[65536];
   uint64_t total = 0, logged_at = 0, base_time = 0, base_bytes = 0;
   uint64_t log_every = (uint64_t)(rate / 50);

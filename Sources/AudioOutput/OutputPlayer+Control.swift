@@ -93,7 +93,8 @@ extension OutputPlayer {
     if pending.flushAll {
       output.ring.discardAll()
       output.boundaries.removeAll()
-      device.discardQueued()
+      // At the exit what the device holds is left to it (see `closeDevice`).
+      if !pending.exit { device.discardQueued() }
       primeBeforeAudio = device.isClocked  // the stream starts again from empty
       silenceFrames = 0
       skipFrames = 0

@@ -15,6 +15,7 @@ Used by scripts/sync-check --group-outage (a report, not a test).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sync_measure import RATE, WINDOW, Locator, SyncRig
+from sync_measure import RATE, WINDOW, Locator, SyncRig, release_players
 
 SHIM_SOURCE = Path(__file__).parent / "fakes" / "dac_clock.c"
 # 44100 Hz ± 2 Hz: the nearest whole rates to ±50 ppm.
@@ -111,8 +112,8 @@ def run_group_outage(lms, tracks, folder: Path, binary: str, *, outage: str = "s
         for index, (mac, ppm) in enumerate(zip(macs, PPMS)):
             log = folder / f"member-{index}.log"
             args = [binary, "-s", lms.addr, "-m", mac, "-n", f"group-rig-{index}", "-o", "pulse",
-                    "--lms-port", str(lms.http_port), "--state-dir", str(folder / f"state-{index}"),
-                    "--cache-dir", str(folder / f"cache-{index}"), "--prefetch", "15", "--control", "off",
+                    "--lms-port", str(lms.http_port), "--state-dir", str(folder / f"member-{index}" / "state"),
+                    "--cache-dir", str(folder / f"member-{index}" / "cache"), "--prefetch", "15", "--control", "off",
                     "-d", "group=info", "-d", "stream=info", *(() if clock else ("--sync-port", "0"))]
             env = dict(rig.player_env(index), LD_PRELOAD=str(shim), FAKE_DAC_PPM=str(ppm))
             processes.append((subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -133,7 +134,7 @@ def run_group_outage(lms, tracks, folder: Path, binary: str, *, outage: str = "s
             lms.play(macs[0], 0)
             deadline = time.monotonic() + 90
             while time.monotonic() < deadline and not (
-                    seconds() > 25 and all(_cached(folder / f"cache-{i}") >= len(tracks) for i in range(3))):
+                    seconds() > 25 and all(cached_entries(folder / f"member-{i}" / "cache") >= len(tracks) for i in range(3))):
                 time.sleep(0.2)
             cut = seconds()
             if outage == "stopped":
@@ -152,23 +153,12 @@ def run_group_outage(lms, tracks, folder: Path, binary: str, *, outage: str = "s
             recording_path.unlink()
         return result
     finally:
-        for mac in macs:
-            with contextlib.suppress(Exception):
-                lms.rpc(mac, ["sync", "-"])
-            with contextlib.suppress(Exception):
-                lms.rpc(mac, ["playlist", "clear"])
-        for process, _ in processes:
-            process.terminate()
-        for process, log in processes:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(5)
-            result.logs[log.name] = log.read_text(errors="replace")
+        result.logs = release_players(lms, macs, processes)
         rig.stop()
 
 
-def _cached(cache: Path) -> int:
-    import json
-
+def cached_entries(cache: Path) -> int:
+    """Tracks in a member's cache index (its `--cache-dir`)."""
     try:
         return len(json.loads((cache / "index.json").read_text())["entries"])
     except (OSError, ValueError, KeyError):

@@ -300,17 +300,24 @@ def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *, 
         result.phases = [Phase(name, start, end).measure(recording, locator) for name, start, end in plan]
         return result
     finally:
-        for mac in macs:
-            with contextlib.suppress(Exception):
-                lms.rpc(mac, ["sync", "-"])
-            with contextlib.suppress(Exception):
-                lms.rpc(mac, ["playlist", "repeat", 0])
-            with contextlib.suppress(Exception):
-                lms.rpc(mac, ["playlist", "clear"])
-        for process, _ in processes:
-            process.terminate()
-        for process, log in processes:
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(5)
-            result.logs[log.name] = log.read_text(errors="replace")[-4000:]
+        result.logs = release_players(lms, macs, processes, keep_chars=4000)
         rig.stop()
+
+
+def release_players(lms, macs, processes: list[tuple[subprocess.Popen, Path]],  # noqa: ANN001
+                    keep_chars: int | None = None) -> dict[str, str]:
+    """Takes the players out of their group and queue on the server, stops them, and returns their
+    logs by file name (the last `keep_chars` of each)."""
+    for mac in macs:
+        for command in (["sync", "-"], ["playlist", "repeat", 0], ["playlist", "clear"]):
+            with contextlib.suppress(Exception):
+                lms.rpc(mac, command)
+    for process, _ in processes:
+        process.terminate()
+    logs = {}
+    for process, log in processes:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(5)
+        text = log.read_text(errors="replace")
+        logs[log.name] = text[-keep_chars:] if keep_chars else text
+    return logs

@@ -93,8 +93,7 @@ extension OutputPlayer {
     if pending.flushAll {
       output.ring.discardAll()
       output.boundaries.removeAll()
-      // At the exit what the device holds is left to it (see `closeDevice`).
-      if !pending.exit { device.discardQueued() }
+      device.discardQueued()
       primeBeforeAudio = device.isClocked  // the stream starts again from empty
       silenceFrames = 0
       skipFrames = 0

@@ -35,10 +35,7 @@ extension OutputPlayer {
   }
 
   func closeDevice(_ reason: CloseReason) {
-    // At the exit, what a pipe holds is its reader's, as it is with squeezelite: taken back, it
-    // would be read out from under a reader still taking it, which then gets a later piece after
-    // an earlier one. Closing drops what a sound card holds anyway.
-    if reason != .shutdown { device.discardQueued() }
+    device.discardQueued()
     device.close()
     publish(running: false)
     onEvent(.deviceClosed(reason))

@@ -49,13 +49,24 @@ int slimplay_pipe_is_drainable(int fd) {
     return 1;
 }
 
+// What the pipe holds goes to /dev/null in one splice, which holds the pipe's lock throughout:
+// the pipe's own reader, still reading, gets what came before it or nothing, never a piece from
+// the middle of what is dropped (reads of a few KB at a time let it take a later piece after an
+// earlier one).
 long slimplay_drain_pipe(int fd) {
     int reader = open_pipe_reader(fd);
     if (reader < 0) return -errno;
-    char discard[8192];
+    int sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (sink < 0) {
+        int error = errno;
+        close(reader);
+        return -error;
+    }
+    int capacity = fcntl(fd, F_GETPIPE_SZ);
+    size_t length = capacity > 0 ? (size_t)capacity : (size_t)1 << 20;
     long dropped = 0;
     for (;;) {
-        ssize_t count = read(reader, discard, sizeof discard);
+        ssize_t count = splice(reader, NULL, sink, NULL, length, SPLICE_F_NONBLOCK);
         if (count > 0) {
             dropped += count;
         } else if (count < 0 && errno == EINTR) {
@@ -64,6 +75,7 @@ long slimplay_drain_pipe(int fd) {
             break;  // empty (EAGAIN) or no writer left
         }
     }
+    close(sink);
     close(reader);
     return dropped;
 }

@@ -71,6 +71,14 @@ long slimplay_drain_pipe(int fd) {
             dropped += count;
         } else if (count < 0 && errno == EINTR) {
             continue;
+        } else if (count < 0 && errno != EAGAIN) {
+            // A kernel or emulator without splice to /dev/null: read it out instead.
+            char scrap[8192];
+            ssize_t got;
+            while ((got = read(reader, scrap, sizeof scrap)) > 0 || (got < 0 && errno == EINTR)) {
+                if (got > 0) dropped += got;
+            }
+            break;
         } else {
             break;  // empty (EAGAIN) or no writer left
         }

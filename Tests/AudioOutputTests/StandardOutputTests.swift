@@ -163,6 +163,46 @@ import Testing
     #expect(received.wait() == expected)
   }
 
+  /// A reader still reading while the output takes back what the pipe holds gets what came before
+  /// the drain and then what came after it, never a piece from the middle of what was dropped.
+  @Test func aReaderReadingDuringAFlushNeverGetsALaterPieceAfterAnEarlierOne() throws {
+    let marker: Int32 = 30000
+    for trial in 0..<100 {
+      let pipe = Pipe()
+      let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+      try output.open(sampleRate: 44100)
+      let readEnd = pipe.readEnd
+      let received = Received()
+      let reader = Thread {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while true {
+          let got = buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, 64) }
+          if got <= 0 { break }
+          bytes += buffer[0..<got]
+          if bytes.count >= 4,
+            Int32(Int16(bitPattern: UInt16(bytes[bytes.count - 3]) << 8 | UInt16(bytes[bytes.count - 4]))) >= marker
+          {
+            break
+          }
+        }
+        received.finish(bytes)
+      }
+      reader.start()
+      try write(output, frames(12000))
+      output.discardQueued()
+      try write(output, frames(16, from: marker))
+      let bytes = try #require(received.wait(), "trial \(trial): the reader never got the frames after the drain")
+      let samples = stride(from: 0, to: bytes.count - 1, by: 2).map {
+        Int32(Int16(bitPattern: UInt16(bytes[$0 + 1]) << 8 | UInt16(bytes[$0])))
+      }
+      let before = samples.prefix { $0 < marker }
+      let jump = before.indices.first { before[$0] != Int32($0 + 1) }
+      #expect(jump == nil, "trial \(trial): sample \(before[jump ?? 0]) came in place of \((jump ?? 0) + 1)")
+      #expect(samples.dropFirst(before.count).first == marker, "trial \(trial)")
+    }
+  }
+
   final class Received: @unchecked Sendable {
     private let done = NSCondition()
     private var bytes: [UInt8]?

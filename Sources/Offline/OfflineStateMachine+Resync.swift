@@ -251,6 +251,9 @@ extension OfflineStateMachine {
       return actions + [.armResyncTimeout(.groupMaster)]
     }
     let heardSeconds = placement.startSeconds + heard.seconds
+    if let wait = waitForTheNextTrack(track, index: index, heardSeconds: heardSeconds, facts: facts) {
+      return actions + wait
+    }
     // LMS skips a track when asked for a time past its end.
     let latest = max(0, (track.duration ?? .infinity) - 0.5)
     let requested = (min(heardSeconds, latest) * 1000).rounded(.down) / 1000
@@ -328,6 +331,30 @@ extension OfflineStateMachine {
     return actions + [.readStatusForResync(fromIndex: index, afterMilliseconds: Self.groupWaitMilliseconds)]
   }
 
+  /// A group's master with under `groupTrackEndMargin` seconds of the heard track left, and the
+  /// next cached track queued behind it, resyncs once that one plays: the jump's stream of a
+  /// track's last second ends before the group has started it (LMS then played the group on with a
+  /// gap and, its current entry one behind, never streamed the next). A player on its own jumps at
+  /// once: its stream starts by itself, and LMS shows it sooner.
+  private func waitForTheNextTrack(_ track: QueueTrack, index: Int, heardSeconds: Double, facts: EngineFacts)
+    -> [Action]?
+  {
+    let remaining = max(0, (track.duration ?? .infinity) - heardSeconds)
+    guard !groupPeers.isEmpty, remaining < Self.groupTrackEndMargin, facts.output == .playing,
+      let heard = facts.heard, let last = ledger.lastPlacedTrack, last > heard.engineTrack
+    else { return nil }
+    let wait = Int((remaining * 1000).rounded(.up)) + Self.groupTrackEndSettleMilliseconds
+    return [
+      .log(
+        .notice,
+        "resync: track \(index + 1) ends in \((remaining * 10).rounded() / 10) s; the group is resynced "
+          + "once the next one plays"),
+      .readStatusForResync(fromIndex: index, afterMilliseconds: wait),
+    ]
+  }
+
+  static let groupTrackEndMargin = 3.0
+  static let groupTrackEndSettleMilliseconds = 250
   static let groupWaitMilliseconds = 250
   static let groupWaitLimit = 20
 

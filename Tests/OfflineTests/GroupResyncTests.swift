@@ -71,6 +71,29 @@ import Testing
     #expect(back.contains(.armResyncTimeout(.serverStream)))
   }
 
+  @Test func theMasterResyncsOnceTheNextCachedTrackPlaysWhenTheHeardOneIsEnding() {
+    var machine = Self.reconnected(as: Self.master)
+    machine.localTrackQueued(8, queueIndex: 2)
+    let everyone: Set<String> = [Self.master, Self.member]
+    // 1.5 s left of entry 1 (10 s long): the group is not jumped into its end.
+    let ending = machine.resyncStatusArrived(
+      Self.status(current: 0), facts: Self.playing(7, at: 8.5), connected: everyone)
+    #expect(Self.jumps(ending).isEmpty)
+    #expect(ending.contains(.readStatusForResync(fromIndex: 1, afterMilliseconds: 1750)))
+    #expect(!ending.contains(.dropLocalTracks(after: 7)), "the cached next track plays on")
+    #expect(machine.state == .offline)
+    let next = machine.resyncStatusArrived(
+      Self.status(current: 0), facts: Self.playing(8, at: 0.3), connected: everyone)
+    #expect(Self.jumps(next) == [.jump(queueIndex: 2, seconds: 0.3, thenPause: false)])
+  }
+
+  @Test func theMasterJumpsIntoATracksEndWhenNothingCachedFollowsIt() {
+    var machine = Self.reconnected(as: Self.master)
+    let actions = machine.resyncStatusArrived(
+      Self.status(current: 0), facts: Self.playing(7, at: 8.5), connected: [Self.master, Self.member])
+    #expect(Self.jumps(actions) == [.jump(queueIndex: 1, seconds: 8.5, thenPause: false)])
+  }
+
   @Test func aMemberThatNeverReturnsIsWaitedForFiveSeconds() {
     var machine = Self.reconnected(as: Self.master)
     var actions: [OfflineStateMachine.Action] = []

@@ -276,6 +276,8 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
 
   @Test func aTimePastTheTrackEndIsNotAskedFor() {
     var machine = reconnected(queue(3), index: 1)
+    // A player on its own jumps at once, even with the next track cached behind the heard one.
+    machine.localTrackQueued(8, queueIndex: 2)
     let actions = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 9.9))
     #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 9.5, thenPause: false)])
   }

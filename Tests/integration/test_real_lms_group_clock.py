@@ -26,10 +26,9 @@ from group_rig import (align, as_frames, captured, group_datagram, group_macs, k
                        wait_for_group_resync)
 from test_real_lms_offline import Queue, cached_count
 
-# Offsets read to a fraction of a millisecond from readers paced like sound cards: among eight workers
-# a reader preempted for 50 ms at once reads as a member out of step (whole runs on main: one instant
-# at +11 ms; every reader of four group rows late by 51 ms at the same moment), so these run alone.
-pytestmark = [pytest.mark.real_lms, pytest.mark.serial, pytest.mark.lms_versions("8.3.0", "7.9.1")]
+# Offsets read to a fraction of a millisecond from readers paced like sound cards, beside the other
+# tests: a reader the busy machine runs late keeps its card's schedule (fakes/paced_reader.c).
+pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1")]
 
 PPMS = [0.0, 50.0, -50.0]
 RATE = 44100
@@ -132,9 +131,8 @@ class Hearing:
 
 def reading(hearings, instant: int) -> list[float]:  # noqa: ANN001
     """Each member's offset from the first at `instant`, in frames: the median of eleven readings 20 ms
-    apart around it, as a recording's offset is read over a window. A paced reader is a process, not a
-    sound card: preempted for a few milliseconds on a busy machine, it lags and then catches up, and a
-    single instant can fall inside that."""
+    apart around it, as a recording's offset is read over a window: a single instant can fall inside a
+    correction a player is making."""
     rows = [[hearing(t) - hearings[0](t) for hearing in hearings]
             for t in range(instant - 100_000_000, instant + 100_000_001, 20_000_000)]
     return [statistics.median(column) for column in zip(*rows)]

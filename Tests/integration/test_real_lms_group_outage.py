@@ -37,13 +37,7 @@ def play_until(real_lms, members, queue: Queue, seconds: float, cached: int = 3)
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("outage", ["stopped", "partition"])
-def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_player, tmp_path, outage, request):
-    if real_lms.version == "8.3.0" and outage == "partition":
-        # Open: in about one run of three, the master's jump lands in the last second of a track
-        # (LMS 8.3 moved the master to the other member during the partition); the group then plays
-        # two more tracks from the server, and LMS, whose current entry stays one behind, never
-        # streams the next: both members judge it gone and resync again, a track late.
-        request.applymarker(pytest.mark.xfail(strict=False, reason="LMS 8.3 stalls a group after a resync at a track's end"))
+def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_player, tmp_path, outage):
     queue = Queue(real_lms.library.tracks("FLAC 16-44")[:6])
     members = launch_members(real_lms, start_player, tmp_path, queue, [0.0, 0.0], group_macs(2),
                              ("--sync-port", "0"), lms_sync=False)
@@ -58,8 +52,12 @@ def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_p
         with real_lms.partition():
             time.sleep(20)
     _, matched_after = wait_for_group_resync(real_lms, members, queue)
-    for member in members:
-        compare_whole_queue(member.player, member.capture, queue, timeout=90)
+    for number, member in enumerate(members):
+        try:
+            compare_whole_queue(member.player, member.capture, queue, timeout=90)
+        except AssertionError as failure:
+            others = "\n".join(m.log() for m in members if m is not member)
+            raise AssertionError(f"member {number}: {failure}\nthe other member:\n{others}") from None
     stop_readers(members)
     for number, member in enumerate(members):
         # every wait of the reader for audio (after the album's end it is over)

@@ -3,11 +3,15 @@
  * every byte to standard output. A second file gets "<CLOCK_MONOTONIC ns> <bytes read>" every
  * 20 ms of audio, so what the card had played at any instant can be read back to a frame.
  * Like a card, it does not catch up after an underrun: its schedule restarts when data returns.
+ * Unlike a process, a card's clock does not stop when the CPU is busy: a read that is late because
+ * this process was not scheduled (the pipe held data all along) keeps the schedule and catches up,
+ * and every row is dated on the card's schedule, not when the process got round to the read.
  *
  *   paced_reader <bytes per second> <ppm> <bytes per read> <timing file>
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,28 +60,29 @@ int main(int argc, char **argv) {
   uint64_t total = 0, logged_at = 0, base_time = 0, base_bytes = 0;
   uint64_t log_every = (uint64_t)(rate / 50);
   for (;;) {
+    /* Whether the pipe held data when this read came due: only a read that waited for it can be
+     * an underrun. */
+    struct pollfd input = {.fd = STDIN_FILENO, .events = POLLIN};
+    int waiting = poll(&input, 1, 0) == 0;
     ssize_t got = read(STDIN_FILENO, buffer, piece);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;
     uint64_t now = now_ns();
-    if (base_time == 0) {
-      base_time = now;
+    /* When this read was due on the card's schedule. */
+    uint64_t scheduled = base_time + (uint64_t)((double)(total - base_bytes) * 1e9 / rate);
+    if (base_time == 0 || (waiting && now > scheduled + 50000000u)) {
+      base_time = now; /* the first audio, or an underrun: the card starts again from here */
       base_bytes = total;
+      scheduled = now;
     }
     total += (uint64_t)got;
     if (write_all(STDOUT_FILENO, buffer, (size_t)got) != 0) break;
     if (total - logged_at >= log_every) {
-      fprintf(timing, "%llu %llu\n", (unsigned long long)now, (unsigned long long)total);
+      fprintf(timing, "%llu %llu\n", (unsigned long long)scheduled, (unsigned long long)total);
       logged_at = total;
     }
     /* The next read is due once the bytes read so far have played at the card's rate. */
-    uint64_t due = base_time + (uint64_t)((double)(total - base_bytes) * 1e9 / rate);
-    if (now > due + 50000000u) {
-      base_time = now; /* an underrun: the card starts again from here */
-      base_bytes = total;
-      continue;
-    }
-    sleep_until(due);
+    sleep_until(base_time + (uint64_t)((double)(total - base_bytes) * 1e9 / rate));
   }
   fprintf(timing, "%llu %llu\n", (unsigned long long)now_ns(), (unsigned long long)total);
   fclose(timing);

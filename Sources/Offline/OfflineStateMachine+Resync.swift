@@ -40,9 +40,11 @@ extension OfflineStateMachine {
         return checkGroupStream(resync, command)
       case .start where resync.awaitingStart:
         return adopt(resync, command: command, facts: facts)
-      case .unpause where resync.awaitingStart && facts.output == .playing:
+      case .unpause where resync.awaitingStart && facts.output.hasAudio:
         // A group starts its members together (`strm u` once every one has sent STMl); this member
-        // already plays the heard track from its cache, in step with the others.
+        // already plays the heard track from its cache, in step with the others. A player paused
+        // before the outage stays paused: its resync asked the server to pause after the jump, and
+        // LMS 8.3 can start the adopted stream first (its pause lands after a fade, 0.35 s later).
         var started = resync
         started.awaitingStart = false
         var actions: [Action] = [.report(.resumed), .report(.trackStarted)]

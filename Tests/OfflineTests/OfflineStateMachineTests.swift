@@ -288,6 +288,16 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     facts.output = .paused
     let actions = machine.resyncStatusArrived(status(queue(3), current: 1, mode: .pause), facts: facts)
     #expect(jumps(actions) == [.jump(queueIndex: 1, seconds: 2, thenPause: true)])
+    // LMS 8.3 streams the heard track to start on its `strm u`, which can come before the pause.
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
+    #expect(machine.serverMessage(start, facts: facts).contains(.report(.bufferLoaded)))
+    let unpause = ServerMessage.stream(StreamCommand(command: .unpause))
+    let started = machine.serverMessage(unpause, facts: facts)
+    #expect(!started.contains(.forward(unpause)), "the output stays paused")
+    #expect(started.contains(.report(.resumed)) && started.contains(.report(.trackStarted)))
+    // The pause that follows reaches the engine, which is paused already.
+    let pause = ServerMessage.stream(StreamCommand(command: .pause))
+    #expect(machine.serverMessage(pause, facts: facts) == [.forward(pause)])
   }
 
   @Test func anEditThatKeepsTheHeardTrackFollowsItToItsNewIndex() {

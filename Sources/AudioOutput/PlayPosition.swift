@@ -38,9 +38,14 @@ public struct PlayPosition: Equatable, Sendable {
   /// the measurement), to the nearest millisecond. LMS dates a STAT by its jiffies and lines the
   /// group up by the difference: a time truncated twice (frames, then the clock) would put the
   /// player up to two milliseconds (half of one on average) behind where it is heard.
+  ///
+  /// A track whose first frame is still in the device (written less than the delay ago, behind
+  /// the last of the previous track) has been heard for no time at all, not for the time since the
+  /// measurement: LMS lines a group up by every STAT's elapsed time, and one taken then put this
+  /// player up to the device's delay ahead of the others (LMS skipped them all by 161 ms).
   public func elapsedMilliseconds(at instant: UInt64) -> Int {
     let rate = max(1, sampleRate)
-    let heard = max(0, framesPlayed - delayFrames)
+    let heard = framesPlayed - delayFrames
     var nanoseconds = heard / rate * 1_000_000_000 + heard % rate * 1_000_000_000 / rate
     if isRunning { nanoseconds += Int(Int64(bitPattern: instant &- measuredAtNanoseconds)) }
     return max(0, (nanoseconds + 500_000) / 1_000_000)
@@ -50,8 +55,8 @@ public struct PlayPosition: Equatable, Sendable {
   /// restart, which a time rounded to the millisecond would put up to 22 frames (at 44.1 kHz)
   /// past what was heard, skipping them.
   public func heardFrames(at instant: UInt64) -> Int {
-    let heard = max(0, framesPlayed - delayFrames)
-    guard isRunning else { return heard }
+    let heard = framesPlayed - delayFrames
+    guard isRunning else { return max(0, heard) }
     let rate = max(1, sampleRate)
     let elapsed = Int(Int64(bitPattern: instant &- measuredAtNanoseconds))
     return max(0, heard + elapsed / 1_000_000_000 * rate + elapsed % 1_000_000_000 * rate / 1_000_000_000)

@@ -47,4 +47,18 @@ import Testing
     #expect(position.heardFrames(at: 10 * second - second) == 30)
     #expect(position.heardFrames(at: 10 * second - 2 * second) == 0)
   }
+
+  /// A track's first frame written while the device still holds 160 ms of the previous one: it
+  /// is heard from 160 ms on, and until then nothing of it is (not the time since the write).
+  @Test func aTrackStillBehindThePreviousOneInTheDeviceIsNotHeardYet() {
+    let delay = 7056  // 160 ms
+    let position = PlayPosition(
+      trackID: 2, framesPlayed: 1024, delayFrames: delay, measuredAtNanoseconds: 10 * second, sampleRate: 44100,
+      isRunning: true)
+    let firstHeard = 10 * second + UInt64(delay - 1024) * second / 44100
+    #expect(position.elapsedMilliseconds(at: 10 * second + second / 20) == 0)
+    #expect(position.heardFrames(at: 10 * second + second / 20) == 0)
+    #expect(position.elapsedMilliseconds(at: firstHeard + second / 10) == 100)
+    #expect(abs(position.heardFrames(at: firstHeard + second / 10) - 4410) <= 1, "(the instant is whole nanoseconds)")
+  }
 }

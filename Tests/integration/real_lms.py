@@ -16,6 +16,7 @@ import functools
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -25,6 +26,7 @@ import urllib.request
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -392,9 +394,11 @@ class RealLMS:
     # -- the script --
 
     def _env(self) -> dict[str, str]:
+        # Commands at INFO: what the server was asked to do (a resync's `playlist jump`) is in its log.
+        debug = ",".join(filter(None, [os.environ.get("LMS_DEBUG"), "control.command=INFO"]))
         return {**os.environ, "LMS_MUSIC": str(self.music), "LMS_STATE": str(self.state), "LMS_ADDR": self.addr,
                 "LMS_HTTP_PORT": str(self.http_port), "LMS_VERSION": self.version, "LMS_START_TIMEOUT": str(int(self.start_timeout)),
-                "CURL_HOME": str(self._curl_home)}
+                "CURL_HOME": str(self._curl_home), "LMS_DEBUG": debug}
 
     def script_run(self, *args: str, timeout: float | None = None) -> str:
         result = subprocess.run([str(self.script), *args], env=self._env(), capture_output=True, text=True,
@@ -528,6 +532,22 @@ class RealLMS:
         had written, so a setting changed less than 10 s before a kill comes back as it was before."""
         if not self.wait_for(lambda: self.saved_client_pref(mac, name) == value, timeout=timeout):
             raise LMSError(f"{mac}'s {name} not saved as {value}: {self.saved_client_pref(mac, name)}")
+
+    def jumps_since(self, since: float) -> list[str]:
+        """The `playlist jump`s the server's log shows executed after `since` (a `time.time()`): the line
+        its jump command writes ("Jumping to N") at control.command INFO."""
+        try:
+            text = (self.state / "log" / "server.log").read_text(errors="replace")
+        except OSError:
+            return []
+        found = []
+        for line in text.splitlines():
+            stamp = re.match(r"^\[(\d\d-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\]", line)
+            if stamp and "playlistJumpCommand" in line and "Jumping to" in line:
+                at = datetime.strptime(stamp.group(1), "%y-%m-%d %H:%M:%S.%f").timestamp()
+                if at >= since:
+                    found.append(line)
+        return found
 
     def log(self, lines: int = 200) -> str:
         try:

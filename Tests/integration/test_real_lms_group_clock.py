@@ -158,6 +158,7 @@ def test_the_group_keeps_one_clock_while_the_server_is_away(real_lms, start_play
         recorded = overheard()[-40:]
     assert recorded, "nothing of the group's traffic was heard on the LAN"
     cut = time.monotonic_ns()
+    cut_wall = time.time()
     killed, restarted = None, None
     if outage == "stopped":
         real_lms.stop()
@@ -219,6 +220,9 @@ def test_the_group_keeps_one_clock_while_the_server_is_away(real_lms, start_play
     logs = [member.log() for member in members] + ([killed.log()] if killed else [])
     resyncs = [line for log in logs for line in log.splitlines() if RESYNC_LINE in line]
     assert len(resyncs) == 1, "\n".join(logs)
+    jumps = real_lms.jumps_since(cut_wall)
+    print(f"LMS's log after the cut: {jumps}")
+    assert len(jumps) == 1, "\n".join(logs)
     # Every follower that was there when the forgeries came refused them (the master ignores
     # datagrams in its own name).
     for log in [m.log() for m in members[1:] if m is not restarted] + ([killed.log()] if killed else []):

@@ -44,6 +44,7 @@ def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_p
     second_track = queue.seconds_for(len(queue.references[0]))
     play_until(real_lms, members, queue, seconds=second_track + 3)
     cut = time.monotonic()
+    cut_wall = time.time()
     if outage == "stopped":
         real_lms.stop()
         time.sleep(20)
@@ -67,6 +68,9 @@ def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_p
     resyncs = [line for member in members for line in member.log().splitlines() if RESYNC_LINE in line]
     print(f"LMS showed the heard position {matched_after:.2f} s after the reconnect; resyncs: {resyncs}")
     assert len(resyncs) == 1, "\n".join(m.log() for m in members)
+    jumps = real_lms.jumps_since(cut_wall)
+    print(f"LMS's log after the cut: {jumps}")
+    assert len(jumps) == 1, "\n".join(m.log() for m in members)
     # The server's stream takes over at the next track, when there is one (a server slow to come back
     # may be resynced on the album's last track).
     heard = int(re.search(r"resync: asking the server to play track (\d+)", "\n".join(resyncs)).group(1))

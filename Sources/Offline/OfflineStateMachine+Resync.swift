@@ -122,7 +122,7 @@ extension OfflineStateMachine {
       resync.awaitingStart = true
       actions.append(.report(.bufferLoaded))
     }
-    let whose = resync.requestedSeconds == nil ? "the group's master had" : "the server"
+    let whose = resync.requestedSeconds == nil ? "the group's stream" : "the server"
     state = .handingBack(resync)
     return actions + [
       .log(

@@ -194,6 +194,13 @@ def real_lms(real_lms_pool, lms_version):
     return server
 
 
+@pytest.fixture
+def lms_logs_commands(real_lms):
+    """The real LMS logs the commands it executes during the test: its resync jumps can be counted."""
+    with real_lms.commands_logged():
+        yield real_lms
+
+
 @pytest.fixture(autouse=True)
 def _real_lms_healed(request):
     """Removes a real LMS partition after each test that uses the server, however the test ended."""

@@ -382,6 +382,7 @@ class RealLMS:
         self.url = f"http://{addr}:{http_port}/jsonrpc.js"
         self._opener = urllib.request.build_opener(_SourceBoundHandler(CLIENT_ADDR))
         self._partitioned = False
+        self.logs_commands = False
         self._track_ids: dict[str, int] | None = None
         self.timings: dict[str, float] = {}
         self.stale_scan_flags = 0
@@ -394,8 +395,8 @@ class RealLMS:
     # -- the script --
 
     def _env(self) -> dict[str, str]:
-        # Commands at INFO: what the server was asked to do (a resync's `playlist jump`) is in its log.
-        debug = ",".join(filter(None, [os.environ.get("LMS_DEBUG"), "control.command=INFO"]))
+        debug = ",".join(filter(None, [os.environ.get("LMS_DEBUG"),
+                                       "control.command=INFO" if self.logs_commands else None]))
         return {**os.environ, "LMS_MUSIC": str(self.music), "LMS_STATE": str(self.state), "LMS_ADDR": self.addr,
                 "LMS_HTTP_PORT": str(self.http_port), "LMS_VERSION": self.version, "LMS_START_TIMEOUT": str(int(self.start_timeout)),
                 "CURL_HOME": str(self._curl_home), "LMS_DEBUG": debug}
@@ -533,9 +534,24 @@ class RealLMS:
         if not self.wait_for(lambda: self.saved_client_pref(mac, name) == value, timeout=timeout):
             raise LMSError(f"{mac}'s {name} not saved as {value}: {self.saved_client_pref(mac, name)}")
 
+    @contextlib.contextmanager
+    def commands_logged(self) -> Iterator[None]:
+        """The server logs every command it executes (control.command at INFO), also after a restart
+        inside the block: what it was asked to do is then in its log (`jumps_since`). Only where a test
+        reads it: a server logging every status poll works harder beside the others."""
+        level = self.rpc("", ["debug", "control.command", "?"]).get("_value", "WARN")
+        self.logs_commands = True
+        self.rpc("", ["debug", "control.command", "INFO"])
+        try:
+            yield
+        finally:
+            self.logs_commands = False
+            with contextlib.suppress(LMSError, OSError):
+                self.rpc("", ["debug", "control.command", level])
+
     def jumps_since(self, since: float) -> list[str]:
         """The `playlist jump`s the server's log shows executed after `since` (a `time.time()`): the line
-        its jump command writes ("Jumping to N") at control.command INFO."""
+        its jump command writes ("Jumping to N") inside `commands_logged`."""
         try:
             text = (self.state / "log" / "server.log").read_text(errors="replace")
         except OSError:

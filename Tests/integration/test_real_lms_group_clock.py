@@ -28,7 +28,8 @@ from test_real_lms_offline import Queue, cached_count
 
 # Offsets read to a fraction of a millisecond from readers paced like sound cards, beside the other
 # tests: a reader the busy machine runs late keeps its card's schedule (fakes/paced_reader.c).
-pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1")]
+pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1"),
+              pytest.mark.usefixtures("lms_logs_commands")]
 
 PPMS = [0.0, 50.0, -50.0]
 RATE = 44100

@@ -18,7 +18,8 @@ from group_rig import captured, group_macs, launch_members, stop_readers, underr
 from test_real_lms_group_clock import load_group_queue
 from test_real_lms_offline import Queue, cached_count, compare_whole_queue
 
-pytestmark = [pytest.mark.real_lms, pytest.mark.slow(seconds=90), pytest.mark.lms_versions("8.3.0", "7.9.1")]
+pytestmark = [pytest.mark.real_lms, pytest.mark.slow(seconds=90), pytest.mark.lms_versions("8.3.0", "7.9.1"),
+              pytest.mark.usefixtures("lms_logs_commands")]
 
 RESYNC_LINE = "resync: asking the server to play track"
 

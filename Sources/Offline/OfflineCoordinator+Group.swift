@@ -50,9 +50,7 @@ extension OfflineCoordinator {
   /// stream began and the frames heard since, at `now`. A track started where the group's leader
   /// was (a member joining) counts from the leader's origin.
   func groupPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? {
-    // Nothing of a track is heard while its first frame is still in the device (the last of the
-    // previous one is): no play point of it yet.
-    guard engine.isPlaying, let heard = engine.heardPosition(at: now), heard.frames > 0,
+    guard engine.isPlaying, let heard = engine.heardPosition(at: now),
       let placement = machine.ledger.placement(of: heard.trackID),
       let track = machine.ledger.track(at: placement.queueIndex), heard.sampleRate > 0
     else { return nil }

@@ -237,7 +237,9 @@ public final class OutputPlayer: @unchecked Sendable {
 
   private func playChunk() {
     if schedule != nil { keepSchedule() }
-    if silenceFrames > 0 {
+    // Silence delays what follows it: with nothing buffered to follow (a queue's end, all of it
+    // already in the device) it would only lengthen the stream, so it waits for audio.
+    if silenceFrames > 0, output.bufferedFrames > 0 || output.boundaries.peek() != nil {
       let frames = min(silenceFrames, silence.count / 2, device.chunkFrames)
       // A closed device reopens for the current track's DSD at its rate; PCM's silence at any rate.
       let rate = device.isOpen || carried.isBitstream ? device.sampleRate : 44100
@@ -303,6 +305,7 @@ public final class OutputPlayer: @unchecked Sendable {
           }
         }
         supply.ranDry()
+        silenceFrames = 0  // nothing was left for it to delay
         onEvent(.ranDry)
       case .stayDry:
         break

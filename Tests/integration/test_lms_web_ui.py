@@ -103,6 +103,14 @@ def test_the_default_skin_controls_slimplay(real_lms, start_player, browser, tmp
 
     # Pick the player in the skin's player menu.
     browser.get(f"http://{real_lms.addr}:{real_lms.http_port}/")
+    # The skin points the browser frame at a picked player only once that frame shows a page of the
+    # server (Main.js `onPlayerSelected`): picked while the frame still loads, the pick never reaches
+    # it (seen on a busy machine). A user picks from a page that has loaded.
+    browser.switch_to.frame("browser")
+    assert wait(lambda: browser.execute_script("return document.location.protocol").startswith("http")
+                and browser.execute_script("return document.readyState") == "complete", 20), \
+        "the browser frame did not load"
+    browser.switch_to.default_content()
     chooser = wait(lambda: browser.find_element(By.CSS_SELECTOR, "#playerChooser button"), 20)
     chooser.click()
     item = wait(lambda: next(e for e in browser.find_elements(By.CSS_SELECTOR, ".x-menu-item")

@@ -26,10 +26,9 @@ from group_rig import (align, as_frames, captured, group_datagram, group_macs, k
                        wait_for_group_resync)
 from test_real_lms_offline import Queue, cached_count
 
-# Offsets read to a fraction of a millisecond from readers paced like sound cards. A reader the busy
-# machine runs late keeps its card's schedule (fakes/paced_reader.c), but among eight workers a member
-# still read 1.08 ms off once, 20 s after its restart (one run in five): these run alone.
-pytestmark = [pytest.mark.real_lms, pytest.mark.serial, pytest.mark.lms_versions("8.3.0", "7.9.1"),
+# Offsets read to a fraction of a millisecond from readers paced like sound cards, beside the other
+# tests: a reader the busy machine runs late keeps its card's schedule (fakes/paced_reader.c).
+pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1"),
               pytest.mark.usefixtures("lms_logs_commands")]
 
 PPMS = [0.0, 50.0, -50.0]

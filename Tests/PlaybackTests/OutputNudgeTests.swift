@@ -1,0 +1,76 @@
+import AudioBuffers
+import AudioOutput
+import Support
+import Synchronization
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+extension PlaybackTests {
+  /// A sync group's member moves what it plays by whole frames to keep its leader's time
+  /// (`OutputPlayer.nudge`): later by inserting silence, earlier by skipping.
+  @Suite("Output nudge")
+  struct OutputNudge {
+    static let trackFrames = 1 << 15
+
+    /// An output holding one track of `trackFrames` frames, none of them silent.
+    func soundingTrack() throws -> FrameOutput {
+      let output = FrameOutput(capacityFrames: 1 << 16)
+      output.beginTrack(id: 1)
+      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+      let samples = output.writableSamples()
+      for index in 0..<samples.count { samples[index] = Int32(index % 1000 + 1) << 8 }
+      try #require(output.commit(frames: Self.trackFrames, format: format))
+      return output
+    }
+
+    func withPlayer(on sink: ReaderPacedSink, _ body: (OutputPlayer) throws -> Void) throws {
+      let player = OutputPlayer(output: try soundingTrack(), device: sink, consumed: Wakeup()) { _ in }
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      player.start(.now)
+      try body(player)
+    }
+
+    /// The reader takes everything the player writes until `done` holds or 2 s pass.
+    func read(_ sink: ReaderPacedSink, until done: () -> Bool) -> Bool {
+      eventually(within: 2) {
+        sink.read(sink.capacityFrames)
+        return done()
+      }
+    }
+
+    @Test func aLaterNudgeInsertsItsSilenceBeforeWhatIsStillToPlay() throws {
+      let sink = ReaderPacedSink()
+      try withPlayer(on: sink) { player in
+        #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
+        player.nudge(frames: 19)
+        #expect(read(sink) { sink.writtenFrames >= Self.trackFrames + 19 })
+        usleep(100_000)
+        sink.read(sink.capacityFrames)
+        #expect(sink.writtenFrames == Self.trackFrames + 19)
+      }
+    }
+
+    /// A correction that comes once the whole queue is in the device has nothing left to delay:
+    /// written after the last frame it would only lengthen the stream (a pipe's reader would get
+    /// silence after the album).
+    @Test func aLaterNudgeAfterTheLastFrameWasWrittenAddsNothing() throws {
+      let sink = ReaderPacedSink()
+      try withPlayer(on: sink) { player in
+        #expect(read(sink) { sink.writtenFrames == Self.trackFrames })
+        player.nudge(frames: 19)
+        usleep(200_000)
+        sink.read(sink.capacityFrames)
+        usleep(100_000)
+        #expect(sink.writtenFrames == Self.trackFrames, "\(sink.writtenFrames - Self.trackFrames) frames after the end")
+      }
+    }
+  }
+}

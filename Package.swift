@@ -59,7 +59,7 @@ let package = Package(
       swiftSettings: strict),
 
     // Linux calls Swift's Glibc module does not export (eventfd, thread names).
-    .target(name: "CSupport", linkerSettings: [.linkedLibrary("asound")]),
+    .target(name: "CSupport", linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("dl")]),
 
     // Lock-free rings and the shared audio types of the realtime path.
     .target(name: "AudioBuffers", dependencies: ["CSupport", "Support"], swiftSettings: strict),
@@ -208,7 +208,7 @@ let package = Package(
       name: "ResamplingTests", dependencies: ["Resampling", "AudioBuffers", "Decoders", "TestSupport"],
       swiftSettings: strict),
     .testTarget(name: "SlimProtoTests", dependencies: ["SlimProto"], swiftSettings: strict),
-    .testTarget(name: "SupportTests", dependencies: ["Support"], swiftSettings: strict),
+    .testTarget(name: "SupportTests", dependencies: ["Support", "TestSupport"], swiftSettings: strict),
     // Helpers the tests share: a loopback HTTP server, polling with a limit, running shell tools.
     .target(
       name: "TestSupport",
@@ -249,13 +249,16 @@ let package = Package(
     .testTarget(
       name: "SlimConnectionTests",
       dependencies: [
-        "SlimConnection", "SlimProto", "Support", .product(name: "NIOCore", package: "swift-nio"),
+        "SlimConnection", "SlimProto", "Support", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"),
       ],
       swiftSettings: strict),
     .testTarget(
       name: "SlimplayCLITests",
-      dependencies: ["SlimplayCLI", "Resampling", "SlimConnection", "Support"],
+      dependencies: [
+        "SlimplayCLI", "Resampling", "SlimConnection", "SlimProto", "Support", "TestSupport",
+        .product(name: "Logging", package: "swift-log"),
+      ],
       swiftSettings: strict),
   ],
   swiftLanguageModes: [.v6]

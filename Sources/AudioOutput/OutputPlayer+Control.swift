@@ -110,6 +110,22 @@ extension OutputPlayer {
       output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
     }
     if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
+    if let powered = pending.powered, powered == poweredOff {
+      poweredOff = !powered
+      if poweredOff {
+        if device.isClocked {
+          // What the card holds is heard (nothing skipped), then it closes for others to use.
+          if device.isOpen {
+            device.playOutQueued()
+            closeDevice(.poweredOff)
+          }
+        } else {
+          device.pauseQueued()  // a pipe stays open: what it holds is its reader's
+        }
+        // The elapsed time stops where the output did.
+        publish(running: false, heardAll: true)
+      }
+    }
     if pending.pause, state != .stopped {
       if !device.isClocked {
         device.pauseQueued()
@@ -126,6 +142,7 @@ extension OutputPlayer {
       publish(running: false, heardAll: !device.isClocked)
     }
     if let start = pending.start {
+      poweredOff = false  // a start or a resume switches the output on, as on squeezelite
       if case .running = state {
         // Already playing (a prefetched track): it starts when the output reaches it.
       } else {

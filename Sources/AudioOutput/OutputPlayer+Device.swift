@@ -10,7 +10,11 @@ import Support
 extension OutputPlayer {
   /// Powered off (`aude 0`): stop using the device, so it is free and the DAC can sleep. It is
   /// opened again when there is something to play.
-  public func closeDevice() { post { $0.closeDevice = .poweredOff } }
+  /// The server switched the output off or on (`aude`). Off, nothing more is written at once and
+  /// what is buffered waits for the output to come on again (the server pauses or stops it
+  /// meanwhile): what a pipe holds is its reader's, what a sound card holds plays out, and the card
+  /// closes so that others may use it.
+  public func setPowered(_ on: Bool) { post { $0.powered = on } }
 
   /// The pipeline is ending: stops, drops what is buffered, closes the device and ends the output
   /// thread. The decoder must have stopped. False when the output thread did not get to it in

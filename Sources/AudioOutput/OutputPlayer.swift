@@ -32,11 +32,17 @@ public final class OutputPlayer: @unchecked Sendable {
     /// `-D delay`: silence between a PCM track and a DoP track (either way round), for DACs that
     /// mute while they change mode.
     public var dopSwitchMilliseconds: Int
+    /// `-v`: where the samples played are published for a visualiser.
+    public var visualiser: VisualiserExport?
 
-    public init(realtimePriority: Int32 = 45, idleCloseSeconds: Int? = nil, dopSwitchMilliseconds: Int = 0) {
+    public init(
+      realtimePriority: Int32 = 45, idleCloseSeconds: Int? = nil, dopSwitchMilliseconds: Int = 0,
+      visualiser: VisualiserExport? = nil
+    ) {
       self.realtimePriority = realtimePriority
       self.idleCloseSeconds = idleCloseSeconds
       self.dopSwitchMilliseconds = dopSwitchMilliseconds
+      self.visualiser = visualiser
     }
   }
 
@@ -60,6 +66,8 @@ public final class OutputPlayer: @unchecked Sendable {
     /// Positive: frames of silence to insert; negative: frames to skip.
     var nudgeFrames = 0
     var gain: (left: UInt32, right: UInt32)?
+    /// The server switched the output on or off (`aude`).
+    var powered: Bool?
     var closeDevice: CloseReason?
     /// Decoder holds to end once the ring changes above are made (the flushes).
     var releaseHolds = 0
@@ -111,6 +119,11 @@ public final class OutputPlayer: @unchecked Sendable {
   var primeBeforeAudio = false
   /// After a timed start: when its schedule is checked again (see `StartSchedule`).
   var schedule: StartSchedule?
+  /// The visualiser segment says audio plays (it is told when silence plays instead).
+  var visualiserRunning = false
+  /// Switched off by the server (`aude 0`): nothing is written until it is switched on again, and
+  /// what is buffered stays for then (squeezelite's OUTPUT_OFF).
+  var poweredOff = false
 
   var framesPlayed = 0
   /// The output ring frame at which the current track began.
@@ -196,7 +209,19 @@ public final class OutputPlayer: @unchecked Sendable {
 
   private func run() {
     while applyRequests() {
-      if state != .running || supply.isDry { closeDeviceIfIdle() }
+      if poweredOff {
+        if visualiserRunning, let visualiser = configuration.visualiser, visualiser.silent() {
+          visualiserRunning = false
+        }
+        wakeup.wait(timeoutMilliseconds: 1000)
+        continue
+      }
+      if state != .running || supply.isDry {
+        closeDeviceIfIdle()
+        if visualiserRunning, let visualiser = configuration.visualiser, visualiser.silent() {
+          visualiserRunning = false
+        }
+      }
       switch state {
       case .stopped, .paused:
         if pauseSilenceDue != nil {
@@ -328,6 +353,11 @@ public final class OutputPlayer: @unchecked Sendable {
     let samples = UnsafeMutableBufferPointer(
       start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
       count: frames * 2)
+    if let visualiser = configuration.visualiser, carried == .pcm,
+      visualiser.export(samples, frames: frames, rate: device.sampleRate)
+    {
+      visualiserRunning = true
+    }
     var ramped = false
     if let fadeOut {
       Ramp.apply(to: samples, from: fadeOut.position, of: fadeOut.frames, falling: true)

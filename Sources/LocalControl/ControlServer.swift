@@ -4,6 +4,10 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// The local control API over HTTP/1.1 (NIOHTTP1, already linked for JSON-RPC: no new
 /// dependency). It runs on the control event loop, where the player's state lives.
 public final class ControlServer: @unchecked Sendable {
@@ -38,12 +42,18 @@ public final class ControlServer: @unchecked Sendable {
     self.logger = logger
   }
 
-  /// Binds `host:port`; failure is logged and the player runs on without the API.
-  public func start(host: String, port: Int) {
+  /// Binds `host:port`, or with `furtherPorts` the first free one of the ports after it (the
+  /// default address, where several players on one machine would meet); failure is logged and the
+  /// player runs on without the API.
+  public func start(host: String, port: Int, furtherPorts: Int = 0) {
+    eventLoop.execute { self.target.startBackgroundWork() }
+    bind(host: host, port: port, furtherPorts: furtherPorts)
+  }
+
+  private func bind(host: String, port: Int, furtherPorts: Int) {
     let router = self.router
     let requestGuard = self.requestGuard
     let logger = self.logger
-    eventLoop.execute { self.target.startBackgroundWork() }
     ServerBootstrap(group: eventLoop)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       .childChannelInitializer { channel in
@@ -67,6 +77,9 @@ public final class ControlServer: @unchecked Sendable {
         case .success(let channel):
           self.channel = channel
           logger.notice("API on http://\(host):\(port)/api/status")
+        case .failure(let error as IOError) where error.errnoCode == EADDRINUSE && furtherPorts > 0:
+          logger.notice("\(host):\(port) is in use (another player?): trying \(port + 1)")
+          self.bind(host: host, port: port + 1, furtherPorts: furtherPorts - 1)
         case .failure(let error):
           logger.error("cannot listen on \(host):\(port): \(error)")
         }

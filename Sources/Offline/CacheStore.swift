@@ -49,10 +49,14 @@ public final class CacheStore: Sendable {
     var writable = true
   }
 
-  public init(directory: String, capacityBytes: Int, logger: Logger) {
+  /// The folder's lock, held as long as the store lives (nil: the caller keeps the folder to itself).
+  private let owner: FolderLock?
+
+  public init(directory: String, capacityBytes: Int, logger: Logger, owner: FolderLock? = nil) {
     self.directory = directory
     self.capacityBytes = capacityBytes
     self.logger = logger
+    self.owner = owner
   }
 
   var indexPath: String { directory + "/index.json" }

@@ -103,7 +103,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       }
     case .audioEnable(let enable):
       logger.info("output \(enable.isPoweredOn ? "on" : "off")")
-      if !enable.isPoweredOn { player.closeDevice() }
+      player.setPowered(enable.isPoweredOn)
       powerChanged?(enable.isPoweredOn)
     case .continueStream(let request):
       if let pending = pendingCodec, let codec = pending.codec {

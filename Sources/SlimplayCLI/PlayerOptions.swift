@@ -166,9 +166,10 @@ public struct RateSpecification: Equatable, Sendable {
   public var rates: [Int]
   public var changeDelayMilliseconds: Int
 
+  /// The rates squeezelite tries on a device (its TEST_RATES), highest first.
   public static let probeRates = [
-    768000, 705600, 384000, 352800, 192000, 176400, 96000, 88200, 48000, 44100, 32000, 24000, 22050,
-    16000, 12000, 11025, 8000,
+    1_536_000, 1_411_200, 768000, 705600, 384000, 352800, 192000, 176400, 96000, 88200, 48000, 44100, 32000, 24000,
+    22050, 16000, 12000, 11025, 8000,
   ]
 
   public init(rates: [Int], changeDelayMilliseconds: Int = 0) {
@@ -186,20 +187,23 @@ public struct RateSpecification: Equatable, Sendable {
     var rates: [Int] = []
     if ratePart.contains("-") {
       let (low, high) = ratePart.splitOnce("-")
-      guard let min = Int(low), let maxText = high, let max = Int(maxText), min <= max else {
+      guard let first = Int(low), let secondText = high, let second = Int(secondText), first > 0, second > 0 else {
         throw .invalid("-r", text, "expected min-max")
       }
-      rates = Self.probeRates.filter { $0 >= min && $0 <= max }
+      // As squeezelite: the maximum itself, then every rate it tries down to the minimum (either
+      // way round).
+      let (min, max) = (Swift.min(first, second), Swift.max(first, second))
+      rates = [max] + Self.probeRates.filter { $0 >= min && $0 < max }
     } else {
       for item in ratePart.split(separator: ",") {
         guard let rate = Int(item), rate > 0 else { throw .invalid("-r", text, "bad rate '\(item)'") }
         rates.append(rate)
       }
-      // A single value is a maximum, as in squeezelite.
-      if rates.count == 1 { rates = Self.probeRates.filter { $0 <= rates[0] } }
+      // A single value is a maximum, as in squeezelite: it, then every lower rate tried.
+      if rates.count == 1 { rates = [rates[0]] + Self.probeRates.filter { $0 < rates[0] } }
     }
     guard !rates.isEmpty else { throw .invalid("-r", text, "no rate") }
-    self.init(rates: rates.sorted(by: >), changeDelayMilliseconds: delay)
+    self.init(rates: Array(Set(rates)).sorted(by: >), changeDelayMilliseconds: delay)
   }
 
   public var maximum: Int { rates.max() ?? 44100 }

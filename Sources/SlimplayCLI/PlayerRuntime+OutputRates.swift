@@ -15,12 +15,7 @@ extension PlayerRuntime {
       logger.warning("resampling off: libsoxr cannot be loaded (\(problem)); install libsoxr0")
       return nil
     }
-    var rates = settings.rates?.rates ?? RateSpecification.probeRates
-    if settings.rates == nil, case .alsa(let device) = settings.output,
-      let accepted = ALSADevices.supportedRates(of: device, among: RateSpecification.probeRates), !accepted.isEmpty
-    {
-      rates = accepted
-    }
+    let rates = outputRates()
     logger.info("resampling on: recipe \(recipe), output rates \(rates.map(String.init).joined(separator: ","))")
     return ResamplingSettings(recipe: recipe, supportedRates: rates)
   }
@@ -38,7 +33,7 @@ extension PlayerRuntime {
       let deviceLimit: Int
       switch settings.output {
       case .standardOutput, .null:
-        deviceLimit = Int.max
+        deviceLimit = pcmLimit
       case .alsa(let device):
         guard let limit = ALSADevices.maximumRate(of: device, nativeDSD: native) else {
           logger.warning("-D: \(device) takes no \(native.alsaName) (or cannot be opened now); DSD is converted to PCM")
@@ -56,28 +51,40 @@ extension PlayerRuntime {
       logger.warning("-D: a 16-bit output cannot carry DoP; DSD is converted to PCM")
       return pcm
     }
-    let limit = settings.maximumRateLimit.map { min($0, pcmLimit) } ?? pcmLimit
+    // As squeezelite: DoP only at a rate the output claims (-Z is what the server is told, not this).
+    let limit = pcmLimit
     // DoP rates: a sixteenth of DSD64 to DSD1024, in both families.
     let dopRates = [1, 2, 4, 8, 16].flatMap { [176_400 * $0, 192_000 * $0] }
     let playable = dopRates.filter { $0 <= limit && (settings.rates?.rates.contains($0) ?? true) }
     return DSDOutput(delivery: .dop, maximumRate: playable.max() ?? 0, maximumPCMRate: pcmLimit)
   }
 
-  /// The highest rate the output can play natively: the `-r` list when given; for ALSA the
-  /// device's own maximum; stdout and null take any rate.
+  /// The rates the output claims, highest first, by squeezelite's rules: `-r` for every output;
+  /// else standard output only 44.1 kHz (squeezelite's output_stdout.c), the null output every
+  /// rate squeezelite tries (it is ALSA's null device there), ALSA what the device accepts of them.
+  /// `-R` resamples to these; the highest is what the server is told (unless `-Z`) and bounds DoP
+  /// and native DSD.
+  func outputRates() -> [Int] {
+    if let rates = settings.rates { return rates.rates }
+    switch settings.output {
+    case .standardOutput: return [44100]
+    case .null: return RateSpecification.probeRates
+    case .alsa(let device):
+      let accepted = ALSADevices.supportedRates(of: device, among: RateSpecification.probeRates) ?? []
+      return accepted.isEmpty ? RateSpecification.probeRates : accepted
+    }
+  }
+
+  /// The highest rate the output claims (`outputRates`).
   func playableRate() -> Int {
     if let rates = settings.rates { return rates.maximum }
     switch settings.output {
-    case .standardOutput, .null: return 384_000
+    case .standardOutput, .null: return outputRates().max() ?? 44100
     case .alsa(let device): return ALSADevices.maximumRate(of: device) ?? 384_000
     }
   }
 
-  func maximumSampleRate() -> Int {
-    let playable = playableRate()
-    // -Z lowers it; with a resampler it may also raise it (any rate is then played at one the
-    // output takes), as in squeezelite.
-    if settings.resampling != nil, let limit = settings.maximumRateLimit { return limit }
-    return settings.maximumRateLimit.map { min($0, playable) } ?? playable
-  }
+  /// `MaxSampleRate` in HELO: `-Z` when given, else the highest rate the output claims, as squeezelite
+  /// (built with its resampler, as Debian's is) tells the server.
+  func maximumSampleRate() -> Int { settings.maximumRateLimit ?? playableRate() }
 }

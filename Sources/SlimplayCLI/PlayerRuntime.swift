@@ -69,7 +69,24 @@ struct PlayerRuntime {
     defer { if let pidFile = settings.pidFile { unlink(pidFile) } }
 
     let mac = settings.mac ?? MACAddressSource.stableAddress()
-    let nameStore = NameStore(path: settings.nameFilePath(environment: environment))
+    let stateFolder = settings.playerStateDirectoryPath(environment: environment, mac: mac)
+    var stateLock: FolderLock?
+    if let base = settings.stateDirectoryPath(environment: environment) {
+      switch PlayerStateFolder.prepare(base: base, mac: mac, logger: logger) {
+      case .success(let lock):
+        stateLock = lock
+      case .failure(let failure):
+        guard case .held = failure else {
+          logger.warning("state: \(failure)")
+          break
+        }
+        // A second process for the same player would overwrite the first one's state.
+        logger.error("state: \(failure) as player \(mac): give each player its own -m")
+        throw ExitStatus.failure
+      }
+    }
+    defer { withExtendedLifetime(stateLock) {} }
+    let nameStore = NameStore(path: settings.nameFilePath(environment: environment, mac: mac))
     let name = settings.name ?? nameStore.load()
     // https streams straight from the source need libssl, loaded only when one plays; without it
     // LMS relays them.
@@ -93,7 +110,7 @@ struct PlayerRuntime {
     let loop = group.next()
     // Where the server is: the session records it, the JSON-RPC side reads it.
     let location = ServerLocation()
-    let streamingEngine = makeEngine(eventLoop: loop)
+    let streamingEngine = makeEngine(eventLoop: loop, mac: mac, logger: logger)
     var engine: any PlaybackEngine = streamingEngine
     if let script = settings.powerScript {
       let power = PowerScript(path: script, logger: logger)
@@ -112,7 +129,7 @@ struct PlayerRuntime {
     var controlled: (any ControlledPlayer)?
     if settings.offline.enabled, let lmsClient,
       let coordinator = makeOfflineCoordinator(
-        engine: streamingEngine, client: lmsClient, downloadLoop: group.next(), environment: environment)
+        engine: streamingEngine, client: lmsClient, downloadLoop: group.next(), stateFolder: stateFolder)
     {
       engine = coordinator
       offlineCoordinator = coordinator
@@ -133,21 +150,32 @@ struct PlayerRuntime {
         engine = view
         player = view
       }
-      let artwork = settings.stateDirectoryPath(environment: environment).map {
+      let artwork = stateFolder.map {
         ArtworkCache(directory: $0 + "/artwork", capacityBytes: 250 << 20, client: lmsClient, logger: logger)
       }
       let target = PlayerControl(
         player: player, client: lmsClient, artwork: artwork,
-        snapshotPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/nowplaying.json" })
+        snapshotPath: stateFolder.map { $0 + "/nowplaying.json" })
       // Clients on the network reach the API by the machine's name as well as by address.
       let server = ControlServer(
         eventLoop: loop, token: control.token, ownNames: [control.host, ConfigFile.hostName()], target: target,
         logger: logger)
-      server.start(host: control.host, port: control.port)
+      server.start(host: control.host, port: control.port, furtherPorts: control.furtherPorts)
       controlServer = server
     }
     let session = PlayerSession(
       identity: identity, name: name, nameStore: nameStore, engine: engine, location: location, logger: logger)
+    if let lircrc = settings.infrared {
+      // Each press goes out on the connection's loop, timed as the status reports are; the session
+      // is touched there only.
+      nonisolated(unsafe) let sessionOnLoop = session
+      _ = InfraredRemote(logger: logger).start(lircrc: lircrc) { code in
+        loop.execute {
+          let jiffies = UInt32(truncatingIfNeeded: MonotonicClock.milliseconds())
+          sessionOnLoop.send(.infrared(jiffies: jiffies, format: 0, bits: 0, code: code))
+        }
+      }
+    }
     let client = SlimProtoClient(
       configuration: .init(
         server: settings.server,
@@ -252,21 +280,30 @@ struct PlayerRuntime {
   /// The status poller, cache, downloads and the offline coordinator between them; nil when
   /// there is no folder for the cache.
   private func makeOfflineCoordinator(
-    engine: StreamingEngine, client: LMSClient, downloadLoop: any EventLoop, environment: [String: String]
+    engine: StreamingEngine, client: LMSClient, downloadLoop: any EventLoop, stateFolder: String?
   ) -> OfflineCoordinator? {
     let offline = settings.offline
     let logger = Logger(label: LogConfiguration.Category.cache.rawValue)
     let poller = StatusPoller(
       client: client, configuration: .init(entries: offline.prefetch + 1),
       logger: Logger(label: LogConfiguration.Category.lms.rawValue))
-    guard
-      let folder = offline.cacheDirectory
-        ?? settings.stateDirectoryPath(environment: environment).map({ $0 + "/cache" })
-    else {
+    guard let folder = offline.cacheDirectory ?? stateFolder.map({ $0 + "/cache" }) else {
       logger.warning("offline cache off: no folder for it (give --cache-dir or --state-dir)")
       return nil
     }
-    let store = CacheStore(directory: folder, capacityBytes: offline.cacheMegabytes << 20, logger: logger)
+    // One player to a cache: its index is rewritten whole by the player that owns it. (A folder
+    // that cannot be used at all is the store's to report.)
+    var owner: FolderLock?
+    switch FolderLock.acquire(folder) {
+    case .success(let lock): owner = lock
+    case .failure(.held(let folder, let pid)):
+      logger.error(
+        "offline cache off: \(FolderLock.Failure.held(folder: folder, pid: pid)): give each player its own --cache-dir")
+      return nil
+    case .failure: owner = nil
+    }
+    let store = CacheStore(
+      directory: folder, capacityBytes: offline.cacheMegabytes << 20, logger: logger, owner: owner)
     store.load()
     let downloads = DownloadManager(
       eventLoop: downloadLoop, store: store, logger: logger, endpoint: { client.endpoint },
@@ -275,7 +312,7 @@ struct PlayerRuntime {
       engine: engine, poller: poller, client: client, store: store, downloads: downloads,
       configuration: .init(
         prefetch: offline.prefetch,
-        savedPlaybackPath: settings.stateDirectoryPath(environment: environment).map { $0 + "/playback.json" },
+        savedPlaybackPath: stateFolder.map { $0 + "/playback.json" },
         streamStallSeconds: settings.liveness.stallSeconds,
         groupLink: offline.syncPort == 0
           ? nil
@@ -285,7 +322,17 @@ struct PlayerRuntime {
   }
 
   /// The audio pipeline with the output `-o` names.
-  private func makeEngine(eventLoop: any EventLoop) -> StreamingEngine {
+  private func makeEngine(eventLoop: any EventLoop, mac: MACAddress, logger: Logger) -> StreamingEngine {
+    var visualiser: VisualiserExport?
+    if settings.visualiser {
+      switch VisualiserExport.open(mac: mac.description) {
+      case .success(let export):
+        visualiser = export
+        logger.notice("visualiser: the output's samples in \(export.segmentName)")
+      case .failure(let error):
+        logger.error("visualiser off: \(error)")
+      }
+    }
     let device: any OutputDevice
     let format = settings.outputParameters.format?.deviceFormat
     switch settings.output {
@@ -316,7 +363,8 @@ struct PlayerRuntime {
           streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: outputBytes,
           output: .init(
             realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds,
-            dopSwitchMilliseconds: settings.dsdOutput?.switchDelayMilliseconds ?? 0),
+            dopSwitchMilliseconds: settings.dsdOutput?.switchDelayMilliseconds ?? 0,
+            visualiser: visualiser),
           resampling: resampling, dsd: dsdOutput()),
         maximumSampleRate: maximumSampleRate()),
       device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume,

@@ -10,6 +10,10 @@ public struct PlayerSettings: Equatable, Sendable {
   public var discoveryTarget = ServerAddress(host: "255.255.255.255")
   public var mac: MACAddress?
   public var name: String?
+  /// `-v`: the samples played go to squeezelite's visualiser segment.
+  public var visualiser = false
+  /// `-i [lircrc]`: LIRC presses go to the server as the Squeezebox remote's (empty: ~/.lircrc).
+  public var infrared: String?
   public var nameFile: String?
   public var stateDirectory: String?
   /// `Model=` in HELO: squeezelite's, so LMS plugins and conversion rules that key on it apply.
@@ -54,7 +58,7 @@ public struct PlayerSettings: Equatable, Sendable {
   public var gpioRelay: GPIORelaySpecification?
   public var offline = OfflineSettings()
   /// The local control API; nil = off.
-  public var control: ControlSettings? = ControlSettings()
+  public var control: ControlSettings? = ControlSettings(furtherPorts: ControlSettings.defaultFurtherPorts)
 
   public init() {}
 
@@ -63,13 +67,19 @@ public struct PlayerSettings: Equatable, Sendable {
     codecs.flatMap { codec in waveFiles && codec == .pcm ? ["wav"] + codec.capabilityTokens : codec.capabilityTokens }
   }
 
-  /// Where the server-assigned name is kept: `-N`, else the state folder.
-  public func nameFilePath(environment: [String: String]) -> String? {
+  /// Where the server-assigned name is kept: `-N`, else the player's state folder.
+  public func nameFilePath(environment: [String: String], mac: MACAddress) -> String? {
     if let nameFile { return nameFile }
-    return stateDirectoryPath(environment: environment).map { $0 + "/name" }
+    return playerStateDirectoryPath(environment: environment, mac: mac).map { $0 + "/name" }
   }
 
-  /// `--state-dir`, else systemd's STATE_DIRECTORY, else the XDG state folder.
+  /// The player's own folder in the state folder (`PlayerStateFolder`).
+  public func playerStateDirectoryPath(environment: [String: String], mac: MACAddress) -> String? {
+    stateDirectoryPath(environment: environment).map { $0 + "/" + PlayerStateFolder.name(for: mac) }
+  }
+
+  /// The state folder every player on the machine shares: `--state-dir`, else systemd's
+  /// STATE_DIRECTORY, else the XDG state folder.
   public func stateDirectoryPath(environment: [String: String]) -> String? {
     if let stateDirectory { return stateDirectory }
     if let systemd = environment["STATE_DIRECTORY"], !systemd.isEmpty {
@@ -119,11 +129,17 @@ public struct ControlSettings: Equatable, Sendable {
   public var host = "127.0.0.1"
   public var port = 9393
   public var token: String?
+  /// Ports after `port` tried in turn when it is taken: left at the default address, several
+  /// players on one machine each get one (the log says which).
+  public var furtherPorts = 0
+  /// 9393 to 9402 at the default address.
+  public static let defaultFurtherPorts = 9
 
-  public init(host: String = "127.0.0.1", port: Int = 9393, token: String? = nil) {
+  public init(host: String = "127.0.0.1", port: Int = 9393, token: String? = nil, furtherPorts: Int = 0) {
     self.host = host
     self.port = port
     self.token = token
+    self.furtherPorts = furtherPorts
   }
 }
 

@@ -18,20 +18,29 @@ public enum ServiceUnit {
 
   public static let systemConfigPath = "/etc/default/slimplay"
   public static let userConfigPath = "%h/.config/slimplay/slimplay.conf"
+  /// The template's instances (`slimplay@kitchen`): one player each, each with its own file.
+  public static let systemInstanceConfigPath = "/etc/default/slimplay-%i"
+  public static let userInstanceConfigPath = "%h/.config/slimplay/%i.conf"
 
-  public static func text(scope: Scope, executable: String) -> String {
+  /// The unit's file name: `slimplay.service`, or the template `slimplay@.service`, whose instances
+  /// are several players on one machine (one per DAC or room, each with its own name, MAC and
+  /// output in its own configuration file; their state folders are their own within the shared one).
+  public static func unitName(template: Bool) -> String { template ? "slimplay@.service" : "slimplay.service" }
+
+  public static func text(scope: Scope, executable: String, template: Bool = false) -> String {
+    let player = template ? " (%i)" : ""
     switch scope {
     case .system:
       return """
         [Unit]
-        Description=slimplay Squeezebox player for Lyrion Music Server
+        Description=slimplay Squeezebox player\(player) for Lyrion Music Server
         Documentation=man:slimplay(1)
         Wants=network-online.target
         After=network-online.target sound.target
 
         [Service]
         Type=exec
-        ExecStart=\(executable) --config \(systemConfigPath)
+        ExecStart=\(executable) --config \(template ? systemInstanceConfigPath : systemConfigPath)
         User=slimplay
         DynamicUser=yes
         SupplementaryGroups=audio
@@ -50,13 +59,13 @@ public enum ServiceUnit {
     case .user:
       return """
         [Unit]
-        Description=slimplay Squeezebox player for Lyrion Music Server
+        Description=slimplay Squeezebox player\(player) for Lyrion Music Server
         Documentation=man:slimplay(1)
         After=sound.target
 
         [Service]
         Type=exec
-        ExecStart=\(executable) --config \(userConfigPath)
+        ExecStart=\(executable) --config \(template ? userInstanceConfigPath : userConfigPath)
         Restart=on-failure
         RestartSec=5
         TimeoutStopSec=15
@@ -94,10 +103,11 @@ public enum ServiceUnit {
     public var configPath: String?
   }
 
-  /// Writes the unit, and the configuration template when there is none yet.
-  public static func install(scope: Scope, executable: String, environment: [String: String]) throws(FileIO.Failure)
-    -> Written
-  {
+  /// Writes the unit, and the configuration template when there is none yet (for a template
+  /// unit, each instance's file is the user's to write).
+  public static func install(
+    scope: Scope, executable: String, environment: [String: String], template: Bool = false
+  ) throws(FileIO.Failure) -> Written {
     let unitDirectory: String
     let configPath: String
     switch scope {
@@ -111,10 +121,10 @@ public enum ServiceUnit {
       configPath = home + "/.config/slimplay/slimplay.conf"
     }
     guard FileIO.makeDirectories(unitDirectory) else { throw .open(path: unitDirectory, errno: errno) }
-    let unitPath = unitDirectory + "/slimplay.service"
-    try FileIO.writeAtomically(unitPath, Array(text(scope: scope, executable: executable).utf8))
+    let unitPath = unitDirectory + "/" + unitName(template: template)
+    try FileIO.writeAtomically(unitPath, Array(text(scope: scope, executable: executable, template: template).utf8))
     var written = Written(unitPath: unitPath, configPath: nil)
-    if access(configPath, F_OK) != 0 {
+    if !template && access(configPath, F_OK) != 0 {
       let folder = FileIO.directoryName(of: configPath)
       guard FileIO.makeDirectories(folder) else { throw .open(path: folder, errno: errno) }
       try FileIO.writeAtomically(configPath, Array(configTemplate.utf8))

@@ -110,7 +110,9 @@ extension SlimplayCommand {
       if !loopback && controlToken == nil {
         throw UsageError("--control beyond loopback needs --control-token")
       }
-      settings.control = ControlSettings(host: address.host, port: address.port, token: controlToken)
+      settings.control = ControlSettings(
+        host: address.host, port: address.port, token: controlToken,
+        furtherPorts: control == Self.defaultControl ? ControlSettings.defaultFurtherPorts : 0)
     } else {
       settings.control = nil
     }
@@ -158,7 +160,7 @@ extension SlimplayCommand {
         throw UsageError(error.description)
       }
     }
-    if infrared != nil { settings.ignoredOptions.append("-i: no LIRC support; the option is ignored") }
-    if visualiser { settings.ignoredOptions.append("-v: no visualiser; the option is ignored") }
+    settings.infrared = infrared
+    settings.visualiser = visualiser
   }
 }

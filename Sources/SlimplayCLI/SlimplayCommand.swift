@@ -103,8 +103,15 @@ public struct SlimplayCommand: RunnableCommand {
         help: "Amplifier relay on a GPIO line (chip number or path, line, active High or Low), switched like -S.",
         .optionalText(\.gpioRelay)),
       .value(
-        "-i", valueName: "[lircrc]", help: "LIRC remote control (not supported; ignored).", .optionalText(\.infrared)),
-      .flag("-v", help: "Visualiser (not supported; ignored).", \.visualiser),
+        "-i", valueName: "[lircrc]",
+        help:
+          "LIRC remote control: button presses go to the server as the Squeezebox remote's (lircrc entries with prog = squeezelite, default ~/.lircrc; LIRC's KEY_ names without one).",
+        .optionalText(\.infrared)),
+      .flag(
+        "-v",
+        help:
+          "Visualiser: publish the samples played in shared memory (/dev/shm/squeezelite-<mac>), as squeezelite does, for jivelite's VU meters and spectrum.",
+        \.visualiser),
       .value(
         "-f", valueName: "logfile", help: "Log to this file instead of standard error; reopened on SIGHUP.",
         .optionalText(\.logFile)),
@@ -177,6 +184,11 @@ public struct SlimplayCommand: RunnableCommand {
       .flag("--print-service", help: "Print the systemd unit --create-service would write, and exit.", \.printService),
       .flag(
         "--user", help: "With --create-service or --print-service: a user service instead of a system one.", \.user),
+      .flag(
+        "--template",
+        help:
+          "With --create-service or --print-service: the template unit slimplay@.service, one player per instance (slimplay@kitchen reads /etc/default/slimplay-kitchen).",
+        \.template),
       .value(
         "--service-executable", valueName: "path", help: "The binary the unit starts (default: this one).",
         hidden: true, .optionalText(\.serviceExecutable)),
@@ -256,13 +268,15 @@ public struct SlimplayCommand: RunnableCommand {
   var syncPort: Int = 3484
   var syncKey: String?
 
-  var control: String = "127.0.0.1:9393"
+  static let defaultControl = "127.0.0.1:9393"
+  var control: String = Self.defaultControl
   var controlToken: String?
 
   var config: String?
   var createService = false
 
   var printService = false
+  var template = false
   var user = false
 
   var serviceExecutable: String?

@@ -1,4 +1,5 @@
 import Support
+import TestSupport
 import Testing
 
 @Suite("FileIO")

@@ -1,6 +1,7 @@
 import SlimConnection
 import SlimProto
 import Support
+import TestSupport
 import Testing
 
 @Suite("MACAddressSource")

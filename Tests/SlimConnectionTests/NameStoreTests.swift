@@ -1,5 +1,6 @@
 import SlimConnection
 import Support
+import TestSupport
 import Testing
 
 @Suite("NameStore")

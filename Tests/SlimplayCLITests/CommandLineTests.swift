@@ -58,7 +58,10 @@ struct CommandLineTests {
   }
 
   @Test func controlOff() throws {
-    #expect(try settings([]).control == ControlSettings())
+    // At the default address, the next ports are tried when it is taken (several players on one machine).
+    #expect(try settings([]).control == ControlSettings(furtherPorts: 9))
+    #expect(try settings(["--control", "127.0.0.1:9393"]).control == ControlSettings(furtherPorts: 9))
+    #expect(try settings(["--control", "127.0.0.1:9500"]).control == ControlSettings(port: 9500))
     #expect(try settings(["--control", "off"]).control == nil)
   }
 

@@ -117,6 +117,22 @@ struct ServiceUnitTests {
     #expect(FileIO.readText(home + "/.config/slimplay/slimplay.conf") == "SL_NAME=Mine\n")
   }
 
+  /// `slimplay@kitchen`: one player of several on the machine, with a configuration file of its own.
+  @Test func theTemplateUnitGivesEachInstanceItsOwnConfiguration() throws {
+    let systemUnit = ServiceUnit.text(scope: .system, executable: "/usr/bin/slimplay", template: true).split(
+      separator: "\n")
+    #expect(systemUnit.contains("ExecStart=/usr/bin/slimplay --config /etc/default/slimplay-%i"))
+    #expect(systemUnit.contains("StateDirectory=slimplay"))
+    let userUnit = ServiceUnit.text(scope: .user, executable: "/opt/slimplay", template: true).split(separator: "\n")
+    #expect(userUnit.contains("ExecStart=/opt/slimplay --config %h/.config/slimplay/%i.conf"))
+    let home = "/tmp/slimplay-template-test-\(getpid())"
+    defer { _ = system("rm -rf '\(home)'") }
+    let written = try ServiceUnit.install(
+      scope: .user, executable: "/opt/slimplay", environment: ["HOME": home], template: true)
+    #expect(written.unitPath == home + "/.config/systemd/user/slimplay@.service")
+    #expect(written.configPath == nil)
+  }
+
   @Test func templateParsesToNoFlags() throws {
     #expect(try ConfigFile.arguments(from: ConfigFile.parse(ServiceUnit.configTemplate, hostName: "h")).arguments == [])
   }

@@ -101,10 +101,13 @@ struct SqueezeliteOptionsTests {
     }
   }
 
-  @Test func optionsWithNothingBehindThemYetAreNamedInTheLog() throws {
-    let ignored = try settings(["-D", "-i", "-v"]).ignoredOptions
-    #expect(ignored.count == 2)
-    #expect(ignored.allSatisfy { $0.hasPrefix("-") })
+  @Test func squeezelitesOptionalArgumentsAndRelays() throws {
+    #expect(try settings(["-D", "-i", "-v"]).ignoredOptions.isEmpty)
+    let visualised = try settings(["-v"])
+    #expect(visualised.visualiser)
+    #expect(try settings(["-i"]).infrared == "")
+    #expect(try settings(["-i", "/etc/lirc/lircrc"]).infrared == "/etc/lirc/lircrc")
+    #expect(try settings([]).infrared == nil)
     #expect(try settings([]).ignoredOptions.isEmpty)
     // As in squeezelite, one relay: a script or a GPIO line.
     #expect(throws: (any Error).self) { try settings(["-G", "gpiochip0:17:H", "-S", "/bin/true"]) }

@@ -72,14 +72,16 @@ def start_player(tmp_path, request):
     """Starts slimplay processes; each keeps its log in the test's folder and stops at the end."""
     players: list[PlayerProcess] = []
 
-    def start(*args: str, name: str = "player", capture: bool = False) -> PlayerProcess:
+    def start(*args: str, name: str = "player", capture: bool = False, env: dict[str, str] | None = None,
+              defaults: bool = False) -> PlayerProcess:
+        """`defaults`: the player's own default state folder (from `env`) and control address."""
         log = tmp_path / f"{name}-{len(players)}.log"
         stdout = subprocess.PIPE if capture else subprocess.DEVNULL
         # The control API on a port of its own unless the test chooses: tests run side by side, and the
         # default port would go to whichever player came first.
-        control = [] if "--control" in args else ["--control", f"127.0.0.1:{free_port()}"]
-        state = [] if "--state-dir" in args else ["--state-dir", str(tmp_path / "state")]
-        player = PlayerProcess([*state, *control, *args], log, stdout=stdout)
+        control = [] if "--control" in args or defaults else ["--control", f"127.0.0.1:{free_port()}"]
+        state = [] if "--state-dir" in args or defaults else ["--state-dir", str(tmp_path / "state")]
+        player = PlayerProcess([*state, *control, *args], log, stdout=stdout, env=env)
         players.append(player)
         return player
 

@@ -9,6 +9,11 @@ import time
 from pathlib import Path
 
 
+def state_folder(state_dir: Path, mac: str) -> Path:
+    """The player's own folder in a state folder (each player keeps its state in one named by its MAC)."""
+    return state_dir / mac.lower().replace(":", "-")
+
+
 def binary_path() -> str:
     path = os.environ.get("SLIMPLAY_BIN")
     if path:
@@ -21,12 +26,15 @@ def binary_path() -> str:
 
 
 class PlayerProcess:
-    def __init__(self, args: list[str], log_path: Path, stdout=subprocess.DEVNULL):  # noqa: ANN001
+    def __init__(self, args: list[str], log_path: Path, stdout=subprocess.DEVNULL,  # noqa: ANN001
+                 env: dict[str, str] | None = None):
+        """`env`: variables set for this process on top of the test's own."""
         self.args = [binary_path(), *args]
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115
         self.process = subprocess.Popen(
-            self.args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=self._log
+            self.args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=self._log,
+            env={**os.environ, **env} if env else None,
         )
 
     @property

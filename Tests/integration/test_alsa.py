@@ -148,40 +148,19 @@ def test_alsa_pulse_plays_at_the_right_pitch_length_and_reopens_on_rate_change(
     assert abs(frequency(last) - 1000) < 5
 
 
-def test_alsa_pause_and_resume_lose_and_repeat_nothing(
-    server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
-):
-    """A pause on a sound card lets what the device holds play out, on silence that keeps the device
-    running (dropping it lost 203 ms here through PulseAudio, the plugin's buffer; pausing the PCM
-    itself replayed 1.4 s; a sound server left to run dry lost 5-10 ms after): what reaches the sink
-    is the whole track in two stretches, from its first frame, the second starting exactly where the
-    first stopped, to its last. Each stretch is located in the reference decode."""
-    for key, value in pulse_sink.items():
-        monkeypatch.setenv(key, value)
-    source = media.path("alsa-pause-noise.wav")
+def noise_track(media, name: str):  # noqa: ANN001, ANN201
+    """A 4 s FLAC of a tone in noise, its reference decode and a locator of its left channel."""
+    source = media.path(name)
     if not source.exists():
         subprocess.run(["sox", "-n", "-r", "44100", "-b", "16", "-c", "2", str(source), "synth", "4", "sine", "500",
                         "whitenoise", "vol", "0.4", "remix", "-", "channels", "2"], check=True)
-    flac = media.flac(source)
     reference = subprocess.run(["sox", str(source), "-t", "raw", "-"], check=True, capture_output=True).stdout
-    locator = Locator(np.frombuffer(reference, dtype="<i2").reshape(-1, 2)[:, 0])
-    recorder = Recorder(pulse_sink, tmp_path / "monitor.raw")
-    # The recorder takes a moment to connect: the whole track must be in its recording.
-    assert server.wait_for(lambda: recorder.path.stat().st_size > 44100, timeout=10)
-    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "pulse", "-d", "all=info")
-    client = server.wait_for(lambda: server.player(MAC), timeout=5)
-    assert client, player.log()
-    mute_resp(server, client)
-    server.call(lambda: client.volume_set(100))
-    server.call(lambda: lms_style_strm(client, media_server.port, "/" + flac.name))
-    assert server.wait_for(lambda: "STMs" in events(server), timeout=5), player.log()
-    time.sleep(1.5)
-    server.call(lambda: client._send_strm(b"p"))
-    time.sleep(1.5)
-    server.call(lambda: client._send_strm(b"u", flags=0))
-    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
-    recorder.wait_for_quiet_after(3.5, timeout=10)
-    recorder.stop()
+    return media.flac(source), reference, Locator(np.frombuffer(reference, dtype="<i2").reshape(-1, 2)[:, 0])
+
+
+def stretches_of_sound(recorder, locator) -> tuple[list, list]:  # noqa: ANN001
+    """The recording's stretches of sound (recording frames) and where each begins and ends in the
+    reference (None where it is not found)."""
     left = np.fromfile(recorder.path, dtype="<i2").reshape(-1, 2)[:, 0]
     sound = np.nonzero(left)[0]
     breaks = np.nonzero(np.diff(sound) > 64)[0]
@@ -192,11 +171,117 @@ def test_alsa_pause_and_resume_lose_and_repeat_nothing(
         end = locator.locate(left[last + 1 - 4096:last + 1])
         placed.append((start, None if end is None else end + 4096))
     print("stretches of sound (recording frames)", stretches, "-> in the track", placed)
-    assert len(placed) == 2 and None not in placed[0] + placed[1], "one pause: two stretches, both from the track"
+    return stretches, placed
+
+
+def assert_whole_in_two_stretches(placed, frames: int, what: str) -> None:  # noqa: ANN001
+    assert len(placed) == 2 and None not in placed[0] + placed[1], f"one {what}: two stretches, both from the track"
     (start_1, end_1), (start_2, end_2) = placed
-    frames = len(reference) // 4
-    print(f"lost at the start {start_1} frames, at the pause {start_2 - end_1}, at the end {frames - end_2}")
+    print(f"lost at the start {start_1} frames, at the {what} {start_2 - end_1}, at the end {frames - end_2}")
     assert start_2 >= end_1, f"{end_1 - start_2} frames heard twice"
-    assert start_2 == end_1, f"{start_2 - end_1} frames lost at the pause"
+    assert start_2 == end_1, f"{start_2 - end_1} frames lost at the {what}"
     assert end_2 == frames, "the ending is missing"
     assert start_1 == 0, f"{start_1} frames missing at the start"
+
+
+def started_on_pulse(server, start_player, pulse_sink, tmp_path, monkeypatch):  # noqa: ANN001, ANN201
+    for key, value in pulse_sink.items():
+        monkeypatch.setenv(key, value)
+    recorder = Recorder(pulse_sink, tmp_path / "monitor.raw")
+    # The recorder takes a moment to connect: the whole track must be in its recording.
+    assert server.wait_for(lambda: recorder.path.stat().st_size > 44100, timeout=10)
+    player = start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "pulse", "-d", "all=info")
+    client = server.wait_for(lambda: server.player(MAC), timeout=5)
+    assert client, player.log()
+    mute_resp(server, client)
+    server.call(lambda: client.volume_set(100))
+    return recorder, player, client
+
+
+def test_alsa_pause_and_resume_lose_and_repeat_nothing(
+    server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
+):
+    """A pause on a sound card lets what the device holds play out, on silence that keeps the device
+    running (dropping it lost 203 ms here through PulseAudio, the plugin's buffer; pausing the PCM
+    itself replayed 1.4 s; a sound server left to run dry lost 5-10 ms after): what reaches the sink
+    is the whole track in two stretches, from its first frame, the second starting exactly where the
+    first stopped, to its last. Each stretch is located in the reference decode."""
+    flac, reference, locator = noise_track(media, "alsa-pause-noise.wav")
+    recorder, player, client = started_on_pulse(server, start_player, pulse_sink, tmp_path, monkeypatch)
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + flac.name))
+    assert server.wait_for(lambda: "STMs" in events(server), timeout=5), player.log()
+    time.sleep(1.5)
+    server.call(lambda: client._send_strm(b"p"))
+    time.sleep(1.5)
+    server.call(lambda: client._send_strm(b"u", flags=0))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    recorder.wait_for_quiet_after(3.5, timeout=10)
+    recorder.stop()
+    _, placed = stretches_of_sound(recorder, locator)
+    assert_whole_in_two_stretches(placed, len(reference) // 4, "pause")
+
+
+def test_alsa_power_off_and_on_lose_and_repeat_nothing(
+    server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
+):
+    """As LMS switches a playing player off: `aude 0`, then the pause 0.35 s later; on again: `aude 1`
+    and the resume. Nothing more is played after the power-off but what the card held, the card is
+    closed, and the resume goes on from the next frame: the whole track in two stretches."""
+    flac, reference, locator = noise_track(media, "alsa-power-noise.wav")
+    recorder, player, client = started_on_pulse(server, start_player, pulse_sink, tmp_path, monkeypatch)
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + flac.name))
+    assert server.wait_for(lambda: "STMs" in events(server), timeout=5), player.log()
+    time.sleep(1.5)
+    server.call(lambda: client._send_power(False))
+    time.sleep(0.35)
+    server.call(lambda: client._send_strm(b"p"))
+    assert server.wait_for(lambda: "closed (powered off)" in player.log(), timeout=3), player.log()
+    time.sleep(1.0)
+    server.call(lambda: client._send_power(True))
+    server.call(lambda: client._send_strm(b"u", flags=0))
+    assert server.wait_for(lambda: "STMu" in events(server), timeout=10), player.log()
+    recorder.wait_for_quiet_after(3.5, timeout=10)
+    recorder.stop()
+    _, placed = stretches_of_sound(recorder, locator)
+    assert_whole_in_two_stretches(placed, len(reference) // 4, "power-off")
+
+
+def test_alsa_after_a_stop_the_next_tracks_come_out_whole(
+    server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
+):
+    """A track stopped (`strm q`) a second in, then two tracks queued gapless: what reaches the sink
+    after the stop is the two tracks whole and back to back, nothing of the stopped one."""
+    stopped, stopped_reference, stopped_locator = noise_track(media, "alsa-stopped-noise.wav")
+    tracks = [media.flac(media.tone(f"alsa-next-{n}.wav", seconds=2, freq=freq)) for n, freq in (("a", "330"),
+                                                                                                    ("b", "550"))]
+    queued = b"".join(subprocess.run(["sox", str(t.with_suffix(".wav")), "-t", "raw", "-"], check=True,
+                                     capture_output=True).stdout for t in tracks)
+    queued_locator = Locator(np.frombuffer(queued, dtype="<i2").reshape(-1, 2)[:, 0])
+    recorder, player, client = started_on_pulse(server, start_player, pulse_sink, tmp_path, monkeypatch)
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + stopped.name))
+    assert server.wait_for(lambda: "STMs" in events(server), timeout=5), player.log()
+    time.sleep(1.0)
+    before = len(server.recorder.stats)
+    server.call(lambda: client._send_strm(b"q", flags=0))
+    assert server.wait_for(lambda: any(s.event == "STMf" for s in server.recorder.stats[before:]), timeout=5)
+    time.sleep(0.5)
+    decoded = events(server).count("STMd")
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + tracks[0].name))
+    assert server.wait_for(lambda: events(server).count("STMd") > decoded, timeout=10), player.log()
+    server.call(lambda: lms_style_strm(client, media_server.port, "/" + tracks[1].name))
+    assert server.wait_for(lambda: events(server).count("STMu") >= 1, timeout=10), player.log()
+    recorder.wait_for_quiet_after(4.5, timeout=10)
+    recorder.stop()
+    stretches, _ = stretches_of_sound(recorder, stopped_locator)
+    left = np.fromfile(recorder.path, dtype="<i2").reshape(-1, 2)[:, 0]
+    # The last stretch: the queued tracks from their first frame to their last, and nothing before them.
+    first, last = stretches[-1]
+    start = queued_locator.locate(left[first:first + 4096])
+    end = queued_locator.locate(left[last + 1 - 4096:last + 1])
+    print(f"after the stop: frames {start} to {None if end is None else end + 4096} of {len(queued) // 4}")
+    assert start == 0, f"the queued tracks do not start the stretch after the stop ({start})\n{player.log()}"
+    assert end is not None and end + 4096 == len(queued) // 4, "the queued tracks' end is missing"
+    # The stretch runs from its first sample to its last that is not 0 (noise ends on 0 now and then).
+    assert 0 <= len(queued) // 4 - (last + 1 - first) <= 2, "frames lost or added between the queued tracks"
+    assert len(stretches) == 2, f"{len(stretches)} stretches: the stopped track, then the queued ones"
+    assert stopped_locator.locate(left[stretches[0][0]:stretches[0][0] + 4096]) == 0

@@ -17,6 +17,7 @@ from player import binary_path
 from pulse import PulseServer
 from test_differential import describe_difference
 from test_playback import events, lms_style_strm, mute_resp
+from player import state_folder
 
 MAC = "02:11:22:33:44:80"
 
@@ -294,7 +295,7 @@ def test_sigterm_saves_the_position_closes_the_device_and_exits_cleanly(lms, sta
     log = player.log()
     assert "signal 15: shutting down" in log and "output: pulse closed" in log, log
     assert pulse.playback_streams() == 0
-    saved = json.loads((tmp_path / "state" / "playback.json").read_text())
+    saved = json.loads((state_folder(tmp_path / "state", MAC) / "playback.json").read_text())
     assert saved["index"] == 0 and 0.5 <= saved["position"] <= 4, saved
     # The cache index names only complete files, of the size it says.
     index = json.loads((tmp_path / "cache" / "index.json").read_text())

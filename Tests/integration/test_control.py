@@ -7,7 +7,7 @@ import time
 import urllib.error
 import urllib.request
 
-from player import binary_path
+from player import binary_path, state_folder
 from test_offline import BYTES_PER_SECOND, MAC, assert_pauses_and_resumes, cached_count, queue_media, start, wait_for_log
 from lms import free_port
 
@@ -179,17 +179,17 @@ def test_artwork_comes_from_the_server_is_cached_and_waits_at_most_3_s(lms_facto
         assert reply.headers["Content-Type"] == "image/jpeg"
     assert image[:3] == b"\xff\xd8\xff"
     # Both covers are prefetched into the state folder, so offline playback has art too.
-    assert lms.wait_for(lambda: len(list((tmp_path / "state" / "artwork").glob("*.img"))) == 2, timeout=6), \
+    assert lms.wait_for(lambda: len(list((state_folder(tmp_path / "state", MAC) / "artwork").glob("*.img"))) == 2, timeout=6), \
         player.log()
     # A damaged cover file is dropped and fetched again.
-    for path in (tmp_path / "state" / "artwork").glob("*.img"):
+    for path in (state_folder(tmp_path / "state", MAC) / "artwork").glob("*.img"):
         path.write_bytes(b"garbage")
     requests = len(lms.artwork_requests)
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/artwork/current", timeout=5) as reply:
         assert reply.read()[:3] == b"\xff\xd8\xff"
     assert len(lms.artwork_requests) > requests
     # With the artwork server stalled, the answer still comes within 3 s (without the image).
-    for path in (tmp_path / "state" / "artwork").glob("*.img"):
+    for path in (state_folder(tmp_path / "state", MAC) / "artwork").glob("*.img"):
         path.unlink()
     lms.artwork_delay = 10
     asked = time.monotonic()

@@ -12,6 +12,7 @@ strip can only remove the player's silence, never audio.
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import time
@@ -34,11 +35,13 @@ BYTES_PER_SECOND = 44100 * FRAME
 class SqueezeliteProcess(PlayerProcess):
     """PlayerProcess (log, stop, stdout) for squeezelite instead of the slimplay binary."""
 
-    def __init__(self, args: list[str], log_path: Path, stdout=subprocess.DEVNULL):  # noqa: ANN001
+    def __init__(self, args: list[str], log_path: Path, stdout=subprocess.DEVNULL,  # noqa: ANN001
+                 env: dict[str, str] | None = None):
         self.args = [SQUEEZELITE, *args]
         self.log_path = log_path
         self._log = open(log_path, "ab")  # noqa: SIM115
-        self.process = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=self._log)
+        self.process = subprocess.Popen(self.args, stdin=subprocess.DEVNULL, stdout=stdout, stderr=self._log,
+                                        env={**os.environ, **env} if env else None)
 
 
 @dataclass

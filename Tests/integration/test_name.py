@@ -1,6 +1,7 @@
 """A name set by the server is confirmed, persisted and used again after a restart."""
 
 from aioslimproto.models import EventType
+from player import state_folder
 
 MAC = "02:11:22:33:44:56"
 
@@ -33,5 +34,5 @@ def test_name_persists_in_state_folder_without_N(server, start_player, tmp_path)
     start_player("-s", f"127.0.0.1:{server.port}", "-m", MAC, "-o", "null")
     client = server.wait_for(lambda: server.player(MAC), timeout=5)
     server.send_frame(client, b"setd", b"\x00Study\x00")
-    state_name = tmp_path / "state" / "name"
+    state_name = state_folder(tmp_path / "state", MAC) / "name"
     assert server.wait_for(lambda: state_name.exists() and state_name.read_text().strip() == "Study", timeout=3)

@@ -6,6 +6,7 @@ import time
 import pytest
 
 from media import Capture
+from player import state_folder
 
 MAC = "02:11:22:33:44:70"
 BYTES_PER_SECOND = 44100 * 4  # `-a 16`: 16-bit stereo
@@ -135,7 +136,7 @@ def test_dsd_as_dop_continues_from_the_cache_bit_for_bit(lms_factory, start_play
     lms = lms_factory(volume=50)
     lms.load(MAC, files)
     player = start_player(
-        "-s", f"127.0.0.1:{lms.port}", "--lms-port", str(lms.http_port), "-m", MAC, "-o", "-", "-a", "32", "-D",
+        "-s", f"127.0.0.1:{lms.port}", "--lms-port", str(lms.http_port), "-m", MAC, "-o", "-", "-r", "768000", "-a", "32", "-D",
         "--cache-dir", str(tmp_path / "cache"), "-d", "cache=debug", "-d", "lms=info", "-d", "stream=info",
         capture=True)
     capture = Capture(player.process.stdout, bytes_per_second=176400 * 8)
@@ -424,7 +425,7 @@ def test_a_restarted_player_without_a_server_resumes_from_the_cache(lms_factory,
     time.sleep(4.0)
     lms.stop()
     player.stop()
-    saved = json.loads((tmp_path / "state" / "playback.json").read_text())
+    saved = json.loads((state_folder(tmp_path / "state", MAC) / "playback.json").read_text())
     print("saved", {k: saved[k] for k in ("index", "position", "sample_rate")})
     assert saved["index"] == 0 and 2.5 <= saved["position"] <= 5.0
     # A new process, the server still away: after a few seconds it plays on from the saved spot.

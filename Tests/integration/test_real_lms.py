@@ -11,6 +11,9 @@ pytestmark = pytest.mark.real_lms
 
 MAC = "02:11:22:33:44:90"
 BYTES_PER_SECOND = 44100 * 4  # `-a 16`: 16-bit stereo
+# `-r` for standard output to claim the rates of the hi-res and DSD tracks (it claims 44.1 kHz alone
+# otherwise, as squeezelite's does).
+HIGH_RATES = "768000"
 
 
 def start(real_lms, start_player, tmp_path, *extra):
@@ -157,6 +160,34 @@ def test_pause_and_resume_from_lms_lose_and_repeat_no_sample(real_lms, start_pla
     assert_exact_but_for_fades(got, reference, [paused_at], BYTES_PER_SECOND)
 
 
+@pytest.mark.lms_versions("8.3.0", "7.9.1")
+def test_power_off_and_on_from_lms_lose_and_repeat_no_sample(real_lms, start_player, tmp_path):
+    """LMS switches the output off (`aude 0`) and pauses; switched on, it resumes. As squeezelite's
+    output does at `aude 0` (its OUTPUT_OFF), nothing more is written at once and what was buffered
+    waits for the resume: nothing is skipped at the power-off, nothing plays on after it, nothing is
+    repeated; the capture is the queue but for LMS's fades. (squeezelite's own standard output writes
+    silence whenever it does not play, so its capture cannot be laid over the queue this way; the
+    same through a sound card is in test_alsa.py.)"""
+    tracks = real_lms.library.tracks("FLAC 16-44")[:2]
+    reference = b"".join(track.reference() for track in tracks)
+    player, capture = start(real_lms, start_player, tmp_path)
+    real_lms.rpc(MAC, ["power", 1])
+    real_lms.load_tracks(MAC, tracks)
+    real_lms.play(MAC, 0)
+    assert real_lms.wait_for(lambda: len(capture.bytes()) > 2.5 * BYTES_PER_SECOND, timeout=20), player.log()
+    real_lms.rpc(MAC, ["power", 0])
+    time.sleep(1.5)
+    off_at = len(capture.bytes())
+    time.sleep(1.0)
+    assert len(capture.bytes()) - off_at <= BYTES_PER_SECOND // 20, "output runs while powered off"
+    real_lms.rpc(MAC, ["power", 1])
+    capture.wait_for_length(len(reference), timeout=30)
+    time.sleep(1.0)
+    got = capture.bytes()
+    print(f"captured {len(got)} bytes, reference {len(reference)}")
+    assert_exact_but_for_fades(got, reference, [off_at], BYTES_PER_SECOND)
+
+
 @pytest.mark.parametrize("album", ["MP3 VBR", "Mixed rates", "Ogg Vorbis", "AAC", "HE-AAC", "ALAC"])
 def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player, tmp_path, album):
     """Uninterrupted, through LMS: the whole album equals the reference decode of the whole album
@@ -167,8 +198,9 @@ def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player
     from test_real_lms_offline import Queue
 
     queue = Queue(real_lms.library.tracks(album), wide=album in ("Mixed rates", "Ogg Vorbis", "AAC", "HE-AAC", "ALAC"))
+    # Standard output claims 44.1 kHz unless -r says otherwise, as squeezelite's: LMS would convert the rest.
     player = start_player(
-        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", queue.sample_format, "-n", "realtest",
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-r", HIGH_RATES, "-a", queue.sample_format, "-n", "realtest",
         "--cache-dir", str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "stream=info",
         capture=True)
     capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
@@ -274,7 +306,7 @@ def test_dsd_plays_as_dop_bit_exact_through_lms(real_lms, start_player, tmp_path
     with contextlib.suppress(LMSError, OSError):
         real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
-        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "32", "-D", "-n", "realtest",
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-r", HIGH_RATES, "-a", "32", "-D", "-n", "realtest",
         "--cache-dir", str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "stream=info",
         capture=True)
     capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
@@ -307,8 +339,8 @@ def test_dsd_without_dop_is_converted_to_pcm(real_lms, start_player, tmp_path):
     with contextlib.suppress(LMSError, OSError):
         real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
-        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "16", "-n", "realtest", "--cache-dir", str(tmp_path / "cache"),
-        "--lms-port", str(real_lms.http_port), "-d", "stream=info", capture=True)
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-r", HIGH_RATES, "-a", "16", "-n", "realtest",
+        "--cache-dir", str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "stream=info", capture=True)
     capture = Capture(player.process.stdout, bytes_per_second=rate * 4)
     real_lms.wait_player(MAC, timeout=20)
     real_lms.set_volume(MAC, 100)
@@ -360,7 +392,7 @@ def test_native_dsd_plays_bit_exact_through_lms(real_lms, start_player, tmp_path
     if fmt != "u32be":
         tracks = [tracks[1]]
     reference = b"".join(dsd_files.native_bytes(np.load(track.master), fmt) for track in tracks)
-    player = play_dsd_natively(real_lms, start_player, tmp_path, tracks, "-o", "-", "-D", f":{fmt}")
+    player = play_dsd_natively(real_lms, start_player, tmp_path, tracks, "-o", "-", "-r", HIGH_RATES, "-D", f":{fmt}")
     capture = Capture(player.process.stdout, bytes_per_second=2 * tracks[0].rate // 8)
     real_lms.wait_player(MAC, timeout=20)
     real_lms.set_volume(MAC, 50)

@@ -20,6 +20,7 @@ import pytest
 from media import Capture
 from real_lms import LMSError, UnknownPlayer
 from test_real_lms import assert_exact_but_for_fades, differing_spans, first_difference
+from player import state_folder
 
 # Outages in real time, on both LMS versions (they differ at a reconnect and after a restart).
 pytestmark = [pytest.mark.real_lms, pytest.mark.slow, pytest.mark.lms_versions("8.3.0", "7.9.1")]
@@ -91,6 +92,8 @@ def launch(real_lms, start_player, tmp_path, queue: Queue, *extra: str, name: st
         real_lms.rpc(MAC, ["playlist", "clear"])
     player = start_player(
         "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", queue.sample_format, "-n", "offline-test",
+        # Standard output claims 44.1 kHz alone unless -r says more (squeezelite's rule).
+        *(("-r", "768000") if queue.wide else ()),
         "--cache-dir", str(tmp_path / "cache"), "-d", "cache=debug", "-d", "lms=info", "-d", "stream=info",
         "--lms-port", str(real_lms.http_port), *extra, name=name, capture=True)
     capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
@@ -155,10 +158,11 @@ def cached_count(tmp_path) -> int:
         return 0
 
 
-def play_until(real_lms, player, capture, queue: Queue, tmp_path, seconds: float, cached: int = 3):
-    """Loads and plays the queue; returns once `seconds` of it were heard and `cached` tracks are cached."""
-    real_lms.load_tracks(MAC, queue.tracks)
-    real_lms.play(MAC, 0)
+def play_until(real_lms, player, capture, queue: Queue, tmp_path, seconds: float, cached: int = 3, mac: str = MAC):
+    """Loads and plays the queue; returns once `seconds` of it were heard and `cached` tracks are cached
+    (in `tmp_path`/cache)."""
+    real_lms.load_tracks(mac, queue.tracks)
+    real_lms.play(mac, 0)
     deadline = time.monotonic() + seconds + 30
     while time.monotonic() < deadline:
         if queue.seconds_for(len(capture.bytes())) >= seconds and cached_count(tmp_path) >= cached:
@@ -176,13 +180,13 @@ class Resync:
 
 
 def wait_for_resync(
-    real_lms, player, capture, queue: Queue, back: float, timeout: float = 30, offset: int = 0
+    real_lms, player, capture, queue: Queue, back: float, timeout: float = 30, offset: int = 0, mac: str = MAC
 ) -> Resync:
     """From `back` (the server or network returned): waits for the player's reconnect, then until LMS's
     status shows the heard track at the heard time (±250 ms); returns when each happened. `offset`:
     bytes of the queue heard before this capture began (a restarted player)."""
     deadline = back + timeout
-    while not real_lms.connected(MAC):
+    while not real_lms.connected(mac):
         if time.monotonic() > deadline:
             pytest.fail(f"the player did not reconnect within {timeout} s\n{player.log()}")
         time.sleep(0.05)
@@ -190,7 +194,7 @@ def wait_for_resync(
     last = None
     while time.monotonic() < reconnected + 10:
         try:
-            status = real_lms.status(MAC)
+            status = real_lms.status(mac)
         except (UnknownPlayer, OSError):
             time.sleep(0.05)
             continue
@@ -561,7 +565,7 @@ def test_player_restarted_during_the_outage_resumes_from_its_saved_state(real_lm
     player.stop()  # SIGTERM: the heard position is saved
     capture.thread.join(5)
     first = capture.bytes()
-    saved = json.loads((tmp_path / "state" / "playback.json").read_text())
+    saved = json.loads((state_folder(tmp_path / "state", MAC) / "playback.json").read_text())
     offset = sum(len(r) for r in queue.references[:saved["index"]]) + int(saved["position"] * 44100 + 0.5) * 4
     print(f"saved: track {saved['index'] + 1} at {saved['position']} s; the first run wrote "
           f"{(len(first) - offset) / 4:+.0f} frames past it (taken by the reader after the halt)")

@@ -76,3 +76,48 @@ def test_a_partition_in_a_resampled_track_hands_off_to_the_cache_without_a_gap(r
     compare_whole_queue(player, capture, queue, timeout=90)
     # The handoff happened inside the resampled first track.
     assert "track 1 continues from the cache" in player.log() or "track 1 was cut short" in player.log(), player.log()
+
+
+@pytest.mark.parametrize("kind", ["slimplay", "squeezelite"])
+def test_a_debian_configuration_with_resampling_on_standard_output_leaves_a_cd_album_alone(
+        real_lms, start_player, tmp_path, kind):
+    """A Debian /etc/default/squeezelite with `SB_EXTRA_ARGS="-W -Z 96000 -D -R -f log"`, piped
+    (`-o - -a 16`): standard output claims 44.1 kHz alone, so `-R` has nothing to do for a CD album
+    and the whole capture is the album, bit for bit, on squeezelite and on slimplay alike."""
+    import contextlib
+    import os
+    import subprocess
+
+    from real_lms import LMSError
+    from test_differential import SQUEEZELITE, SqueezeliteProcess
+
+    tracks = real_lms.library.tracks("FLAC 16-44")[:3]
+    reference = b"".join(track.reference() for track in tracks)
+    mac = {"slimplay": "02:11:22:33:44:d1", "squeezelite": "02:11:22:33:44:d2"}[kind]
+    options = ["-s", real_lms.addr, "-m", mac, "-n", f"debian-{kind}", "-o", "-", "-a", "16",
+               "-W", "-Z", "96000", "-D", "-R", "-f", str(tmp_path / f"{kind}-file.log")]
+    with contextlib.suppress(LMSError, OSError):
+        real_lms.rpc(mac, ["playlist", "clear"])
+    if kind == "squeezelite":
+        if not os.path.exists(SQUEEZELITE):
+            pytest.skip("squeezelite not installed")
+        player = SqueezeliteProcess(options, tmp_path / "squeezelite.log", stdout=subprocess.PIPE)
+    else:
+        player = start_player(*options, "--lms-port", str(real_lms.http_port), capture=True)
+    try:
+        capture = Capture(player.process.stdout, bytes_per_second=44100 * 4)
+        real_lms.wait_player(mac, timeout=20)
+        real_lms.set_volume(mac, 100)
+        real_lms.load_tracks(mac, tracks)
+        real_lms.play(mac, 0)
+        capture.wait_for_length(len(reference), timeout=len(reference) / (44100 * 4) + 30)
+        time.sleep(1.0)
+        got = capture.bytes()
+        # squeezelite's standard output writes silence while it waits; the album follows whole.
+        start = got.find(reference[:4096])
+        assert start >= 0 and not got[:start].strip(b"\0"), f"{kind}: the album is not in the output"
+        assert got[start:start + len(reference)] == reference, f"{kind}: the album differs"
+        assert not got[start + len(reference):].strip(b"\0"), f"{kind}: more than the album"
+    finally:
+        if kind == "squeezelite":
+            player.stop()

@@ -60,4 +60,26 @@ int slimplay_gpio_request_output(const char *chip_path, unsigned line, int activ
 /// Drives a requested line active (1) or inactive (0); 0, or -errno.
 int slimplay_gpio_set(int line_fd, int active);
 
+/// `-v`: opens (creating it if needed) the visualiser segment `name` ("/squeezelite-<mac>"), the
+/// one squeezelite's -v writes and jivelite reads. 0, or -errno.
+int slimplay_visualiser_open(const char *name);
+
+/// Copies `count` stereo frames (32-bit, left-justified) into the segment as 16-bit samples and
+/// marks it running at `rate`. Never waits: 0 when a reader held the lock (the chunk is skipped),
+/// 1 otherwise (or with no segment open). No allocation and no system call.
+#include <stdint.h>
+int slimplay_visualiser_export(const int32_t *frames, long count, unsigned rate);
+
+/// Marks the segment not running (silence plays). 0 when a reader held the lock: call again.
+int slimplay_visualiser_silent(void);
+
+/// `-i`: loads liblirc_client.so.0, connects to lircd as `program` and reads `lircrc`. 0; 1 when
+/// the lircrc could not be read (button names still work); -1 without the library; -2 without lircd.
+int slimplay_lirc_open(const char *program, const char *lircrc);
+
+/// Waits for the next LIRC event: lircd's line ("<code> <repeat> <button> <remote>") in `line`,
+/// and the lircrc `config` string for it, if any, in `command` (else empty). 0, or -1 once lircd
+/// is gone.
+int slimplay_lirc_next(char *line, long line_size, char *command, long command_size);
+
 #endif

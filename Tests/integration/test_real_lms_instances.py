@@ -1,0 +1,112 @@
+"""Several players on one machine, as squeezelite users run one per DAC or room: each started with
+its defaults (no state or cache folder given, one HOME), only its name and MAC its own.
+
+Each keeps its own state and cache (a folder per player under the state folder): restarted while
+the real LMS is away, each resumes its own queue where it was, and LMS is told so when it returns.
+A second process for a player already running is refused with a clear message."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+
+import pytest
+from media import Capture
+from player import state_folder
+from real_lms import LMSError
+from test_real_lms_offline import Queue, cached_count, compare_whole_queue, wait_for_resync
+
+pytestmark = pytest.mark.real_lms
+
+MACS = ["02:11:22:33:44:a1", "02:11:22:33:44:a2", "02:11:22:33:44:a3"]
+# An error, or state one player could not keep (two sharing a folder renamed each other's files away).
+TROUBLE = re.compile(r"^\[[^]]+\] (error|critical) |cannot (save|rename|write)", re.MULTILINE)
+
+
+class Room:
+    def __init__(self, real_lms, start_player, home, number: int, queue: Queue):  # noqa: ANN001
+        self.real_lms, self.start_player, self.queue = real_lms, start_player, queue
+        self.mac, self.name = MACS[number], f"room-{number + 1}"
+        self.env = {"HOME": str(home), "XDG_STATE_HOME": "", "STATE_DIRECTORY": ""}
+        self.folder = state_folder(home / ".local" / "state" / "slimplay", self.mac)
+        self.lives: list = []
+
+    def start(self, wait: bool = True):  # noqa: ANN201
+        player = self.start_player(
+            "-s", self.real_lms.addr, "-m", self.mac, "-n", self.name, "-o", "-", "-a", "16",
+            "--lms-port", str(self.real_lms.http_port), "-d", "cache=info", "-d", "stream=info",
+            name=f"{self.name}-{len(self.lives)}", capture=True, env=self.env, defaults=True)
+        self.player, self.capture = player, Capture(player.process.stdout, seconds_for=self.queue.seconds_for)
+        self.lives.append(player)
+        if wait:
+            self.real_lms.wait_player(self.mac, timeout=20)
+            self.real_lms.set_volume(self.mac, 100)
+        return player
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {life.log_path.name}\n{life.log()}" for life in self.lives)
+
+
+@pytest.mark.timeout(400)
+@pytest.mark.slow(seconds=110)
+def test_three_players_on_one_machine_each_resume_their_own_queue(real_lms, start_player, tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    album = real_lms.library.tracks("FLAC 16-44")
+    rooms = [Room(real_lms, start_player, home, n, Queue(album[n:n + 5])) for n in range(3)]
+    for room in rooms:
+        with contextlib.suppress(LMSError, OSError):
+            real_lms.rpc(room.mac, ["playlist", "clear"])
+        room.start()
+    for room in rooms:
+        real_lms.load_tracks(room.mac, room.queue.tracks)
+        real_lms.play(room.mac, 0)
+    deadline = time.monotonic() + 60
+    while not all(room.queue.seconds_for(len(room.capture.bytes())) >= 9 and cached_count(room.folder) >= 3
+                  for room in rooms):
+        assert time.monotonic() < deadline, "\n".join(room.logs() for room in rooms)
+        time.sleep(0.1)
+
+    real_lms.stop()
+    time.sleep(3)
+    offsets = []
+    for room in rooms:
+        room.player.stop()  # SIGTERM: the heard position is saved
+        room.capture.thread.join(5)
+        first = room.capture.bytes()
+        saved = json.loads((room.folder / "playback.json").read_text())
+        offset = (sum(len(r) for r in room.queue.references[:saved["index"]])
+                  + int(saved["position"] * 44100 + 0.5) * 4)
+        print(f"{room.name}: saved track {saved['index'] + 1} at {saved['position']} s")
+        assert room.queue.reference.startswith(first), room.logs()
+        assert 0 <= len(first) - offset <= room.queue.bytes_per_second // 10, (len(first), offset, room.logs())
+        offsets.append(offset)
+    # Each saved what it played itself: the three queues begin on different tracks.
+    assert len({(r.queue.tracks[0].path, o) for r, o in zip(rooms, offsets)}) == 3
+
+    # A second process for a player that runs is refused, and says why.
+    for room in rooms:
+        room.start(wait=False)
+    duplicate = start_player("-s", real_lms.addr, "-m", rooms[0].mac, "-o", "null", name="duplicate",
+                             env=rooms[0].env, defaults=True)
+    assert duplicate.process.wait(10) != 0
+    assert "in use by another slimplay" in duplicate.log() and "give each player its own -m" in duplicate.log()
+    for room in rooms:
+        assert room.player.wait_for_log("resuming track", timeout=15), room.logs()
+    time.sleep(8)
+    real_lms.start()
+    back = time.monotonic()
+    for room, offset in zip(rooms, offsets):
+        resync = wait_for_resync(real_lms, room.player, room.capture, room.queue, back, offset=offset, mac=room.mac)
+        print(f"{room.name}: LMS showed track {resync.index + 1} {resync.matched_after:.2f} s after the reconnect")
+    # Left at the default address, each found a port of its own for its API.
+    ports = [re.findall(r"API on http://127\.0\.0\.1:(\d+)/", room.player.log()) for room in rooms]
+    assert all(len(found) == 1 for found in ports) and len({found[0] for found in ports}) == 3, ports
+    for room, offset in zip(rooms, offsets):
+        compare_whole_queue(room.player, room.capture, room.queue, timeout=60, offset=offset)
+        trouble = [line for life in room.lives for line in life.log().splitlines() if TROUBLE.search(line)]
+        assert not trouble, room.logs()
+    assert sorted(p.name for p in (home / ".local" / "state" / "slimplay").iterdir() if p.is_dir()) == \
+        sorted(room.folder.name for room in rooms)

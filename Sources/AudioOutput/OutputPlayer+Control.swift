@@ -116,8 +116,8 @@ extension OutputPlayer {
         if device.isClocked {
           // What the card holds is heard (nothing skipped), then it closes for others to use.
           if device.isOpen {
-            device.playOutQueued()
-            closeDevice(.poweredOff)
+            playOutQueued()  // DSD silence after DSD, so the DAC does not hear zeros as PCM
+            closeDevice(.poweredOff, playingOut: true)
           }
         } else {
           device.pauseQueued()  // a pipe stays open: what it holds is its reader's
@@ -156,10 +156,14 @@ extension OutputPlayer {
     {
       schedule = nil  // the position was moved on purpose
     }
-    let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
-    silenceFrames += pending.silenceMilliseconds * rate / 1000
-    skipFrames += pending.skipMilliseconds * rate / 1000
-    if pending.nudgeFrames > 0 { silenceFrames += pending.nudgeFrames } else { skipFrames -= pending.nudgeFrames }
+    // A correction moves what plays: run dry with nothing buffered, there is nothing to move (kept,
+    // it would move the next track instead).
+    if !supply.isDry || output.ring.fill > 0 || output.boundaries.peek() != nil {
+      let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
+      silenceFrames += pending.silenceMilliseconds * rate / 1000
+      skipFrames += pending.skipMilliseconds * rate / 1000
+      if pending.nudgeFrames > 0 { silenceFrames += pending.nudgeFrames } else { skipFrames -= pending.nudgeFrames }
+    }
     for _ in 0..<pending.releaseHolds { producerHold?.release() }
     if pending.acknowledge > 0 {
       appliedSequence.store(pending.acknowledge, ordering: .releasing)

@@ -38,8 +38,10 @@ extension OutputPlayer {
     closeDevice(.idle(seconds: seconds))
   }
 
-  func closeDevice(_ reason: CloseReason) {
-    device.discardQueued()
+  /// `playingOut`: what the device (and a sound server behind it) holds is heard first (a close
+  /// drains); else it is dropped.
+  func closeDevice(_ reason: CloseReason, playingOut: Bool = false) {
+    if !playingOut { device.discardQueued() }
     device.close()
     publish(running: false)
     onEvent(.deviceClosed(reason))

@@ -68,6 +68,7 @@ extension OutputPlayer {
       samples,
       with: UnsafeBufferPointer(start: incoming.baseAddress!.assumingMemoryBound(to: Int32.self), count: frames * 2),
       from: position, of: plan.frames)
+    exportToVisualiser(samples, frames: frames)
     GainStage.apply(gains, to: samples)
     guard let written = write(UnsafeBufferPointer(samples), dither: true) else { return true }
     output.ring.commitRead(written * OutputFrames.bytesPerFrame)

@@ -300,7 +300,9 @@ public final class OutputPlayer: @unchecked Sendable {
     }
     let region = output.ring.readableRegion()
     var frames = min(region.count / OutputFrames.bytesPerFrame, limit, device.chunkFrames)
-    if skipFrames > 0 {
+    // With nothing buffered there is nothing to skip yet: the empty ring is handled below (a skip
+    // left pending there would spin here until frames came).
+    if skipFrames > 0, frames > 0 {
       let skipped = min(frames, skipFrames)
       output.ring.commitRead(skipped * OutputFrames.bytesPerFrame)
       skipFrames -= skipped
@@ -330,7 +332,9 @@ public final class OutputPlayer: @unchecked Sendable {
           }
         }
         supply.ranDry()
-        silenceFrames = 0  // nothing was left for it to delay
+        // Nothing was left to delay or to skip: a correction left over would move the next track.
+        silenceFrames = 0
+        skipFrames = 0
         onEvent(.ranDry)
       case .stayDry:
         break
@@ -353,11 +357,7 @@ public final class OutputPlayer: @unchecked Sendable {
     let samples = UnsafeMutableBufferPointer(
       start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
       count: frames * 2)
-    if let visualiser = configuration.visualiser, carried == .pcm,
-      visualiser.export(samples, frames: frames, rate: device.sampleRate)
-    {
-      visualiserRunning = true
-    }
+    exportToVisualiser(samples, frames: frames)
     var ramped = false
     if let fadeOut {
       Ramp.apply(to: samples, from: fadeOut.position, of: fadeOut.frames, falling: true)
@@ -381,6 +381,17 @@ public final class OutputPlayer: @unchecked Sendable {
     framesPlayed += frames
     publish(running: true)
     wakeDecoderIfRoom()
+  }
+
+  /// `-v`: the frames about to be written, for a visualiser; DSD is no level to show, so the
+  /// segment says nothing plays then.
+  func exportToVisualiser(_ samples: UnsafeMutableBufferPointer<Int32>, frames: Int) {
+    guard let visualiser = configuration.visualiser else { return }
+    if carried == .pcm {
+      if visualiser.export(samples, frames: frames, rate: device.sampleRate) { visualiserRunning = true }
+    } else if visualiserRunning, visualiser.silent() {
+      visualiserRunning = false
+    }
   }
 
   /// Waits until the device has room for `frames` (a device paced by the clock, see

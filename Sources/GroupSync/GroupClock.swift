@@ -41,6 +41,10 @@ public struct GroupClock: Sendable {
     /// for this long: LMS adjusts a group's members one after the other, seconds apart, and a
     /// member that undid its adjustment would only be adjusted again.
     public var serverSettleNanoseconds: UInt64 = 6_000_000_000
+    /// Online, LMS corrects a member this far off itself (its `minSyncAdjust` for squeezelite-class
+    /// players): such a difference is left to it, or both would correct it, and the member would end
+    /// as far off the other way (seen: 10 ms twice over a minute after an outage).
+    public var serverCorrectsFromMilliseconds = 10.0
     /// Readings whose median is corrected (one reading can be a late wake-up), provided their middle
     /// half lies within twice the tolerance; three times as many when it does not, within eight
     /// times. A device whose delay is known only to a period (a reader taking a pipe in large
@@ -71,6 +75,8 @@ public struct GroupClock: Sendable {
   private var nextRequest: UInt64 = 0
   /// No correction is judged on play points taken before this.
   private var settledAt: UInt64 = 0
+  /// The server is there and keeps the group in time itself, from `serverCorrectsFromMilliseconds`.
+  private var serverKeepsTime = false
   private var differences: [Int] = []
   /// Readings too scattered to correct by were logged once.
   private var reportedCoarse = false
@@ -113,6 +119,9 @@ public struct GroupClock: Sendable {
     settledAt = max(settledAt, now + configuration.serverSettleNanoseconds)
     differences = []
   }
+
+  /// Whether the server is there to correct this member's larger differences itself (online).
+  public mutating func serverKeepsTime(_ keeps: Bool) { serverKeepsTime = keeps }
 
   /// This member started playing at the leader's position: it follows until found in step.
   public mutating func beginJoining() {
@@ -215,9 +224,14 @@ public struct GroupClock: Sendable {
       isJoining = false
       return [.log(.notice, "in step with \(sender)")]
     }
-    settledAt = now + configuration.settleNanoseconds
     let microseconds = abs(difference) * 1_000_000 / Int(rate)
     let way = difference > 0 ? "ahead of" : "behind"
+    let serverLimit = Int((configuration.serverCorrectsFromMilliseconds * Double(rate) / 1000).rounded())
+    if serverKeepsTime, !isJoining, abs(difference) >= serverLimit {
+      settledAt = now + configuration.serverSettleNanoseconds
+      return [.log(.info, "\(abs(difference)) frames (\(microseconds) µs) \(way) \(sender): left to the server")]
+    }
+    settledAt = now + configuration.settleNanoseconds
     return [
       .nudge(frames: difference),
       .log(.info, "\(abs(difference)) frames (\(microseconds) µs) \(way) \(sender): corrected"),

@@ -59,6 +59,9 @@ public final class GroupSession: @unchecked Sendable {
   /// LMS adjusted this player itself (`strm a`, or `strm p` with an interval).
   public func serverAdjusted() { clock.serverAdjusted(now: MonotonicClock.nanoseconds()) }
 
+  /// Online: the server corrects the larger differences itself (`GroupClock.serverKeepsTime`).
+  public func serverKeepsTime(_ keeps: Bool) { clock.serverKeepsTime(keeps) }
+
   /// This player starts at the leader's position: it leads nobody until found in step.
   public func beginJoining() { clock.beginJoining() }
 

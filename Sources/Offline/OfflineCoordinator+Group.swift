@@ -12,6 +12,8 @@ extension OfflineCoordinator {
   /// Starts, restarts or ends the group session as the group requires.
   func groupSessionFollowsState() {
     let wanted = configuration.groupLink != nil && !machine.groupPeers.isEmpty ? machine.group : nil
+    // LMS checks a group's sync only while it streams to it and hears its reports.
+    defer { groupSession?.session.serverKeepsTime(machine.state == .online) }
     guard wanted != groupSession?.group else { return }
     if let (_, session) = groupSession {
       session.stop()

@@ -199,8 +199,11 @@ public struct RateSpecification: Equatable, Sendable {
         guard let rate = Int(item), rate > 0 else { throw .invalid("-r", text, "bad rate '\(item)'") }
         rates.append(rate)
       }
-      // A single value is a maximum, as in squeezelite: it, then every lower rate tried.
-      if rates.count == 1 { rates = [rates[0]] + Self.probeRates.filter { $0 < rates[0] } }
+      // A single value is a maximum, as in squeezelite: it, then every lower rate tried ("48000," is
+      // a list of one).
+      if rates.count == 1 && !ratePart.contains(",") {
+        rates = [rates[0]] + Self.probeRates.filter { $0 < rates[0] }
+      }
     }
     guard !rates.isEmpty else { throw .invalid("-r", text, "no rate") }
     self.init(rates: Array(Set(rates)).sorted(by: >), changeDelayMilliseconds: delay)

@@ -71,20 +71,33 @@ extension PlayerRuntime {
     case .null: return RateSpecification.probeRates
     case .alsa(let device):
       let accepted = ALSADevices.supportedRates(of: device, among: RateSpecification.probeRates) ?? []
-      return accepted.isEmpty ? RateSpecification.probeRates : accepted
+      // A device that cannot be probed now (a DAC off at start, busy): the rates up to 384 kHz, which
+      // most take (squeezelite would not start; -r says better).
+      return accepted.isEmpty ? RateSpecification.probeRates.filter { $0 <= Self.unprobedMaximum } : accepted
     }
   }
+
+  static var unprobedMaximum: Int { 384_000 }
 
   /// The highest rate the output claims (`outputRates`).
   func playableRate() -> Int {
     if let rates = settings.rates { return rates.maximum }
     switch settings.output {
     case .standardOutput, .null: return outputRates().max() ?? 44100
-    case .alsa(let device): return ALSADevices.maximumRate(of: device) ?? 384_000
+    case .alsa(let device): return ALSADevices.maximumRate(of: device) ?? Self.unprobedMaximum
     }
   }
 
   /// `MaxSampleRate` in HELO: `-Z` when given, else the highest rate the output claims, as squeezelite
   /// (built with its resampler, as Debian's is) tells the server.
-  func maximumSampleRate() -> Int { settings.maximumRateLimit ?? playableRate() }
+  func maximumSampleRate() -> Int {
+    let playable = playableRate()
+    if let limit = settings.maximumRateLimit, limit > playable, settings.resampling == nil,
+      case .alsa(let device) = settings.output
+    {
+      Logger(label: LogConfiguration.Category.output.rawValue).warning(
+        "-Z \(limit): \(device) plays at most \(playable) Hz and -R is off: the server may send what it cannot play")
+    }
+    return settings.maximumRateLimit ?? playable
+  }
 }

@@ -58,16 +58,6 @@ struct PlayerRuntime {
     for ignored in settings.ignoredOptions { logger.warning("\(ignored)") }
     let environment = Environment.current(["STATE_DIRECTORY", "XDG_STATE_HOME", "HOME"])
 
-    if let pidFile = settings.pidFile {
-      do {
-        try FileIO.writeAtomically(pidFile, Array("\(getpid())\n".utf8))
-      } catch {
-        logger.error("cannot write pid file: \(error)")
-        throw ExitStatus.failure
-      }
-    }
-    defer { if let pidFile = settings.pidFile { unlink(pidFile) } }
-
     let mac = settings.mac ?? MACAddressSource.stableAddress()
     let stateFolder = settings.playerStateDirectoryPath(environment: environment, mac: mac)
     var stateLock: FolderLock?
@@ -86,6 +76,16 @@ struct PlayerRuntime {
       }
     }
     defer { withExtendedLifetime(stateLock) {} }
+    // After the lock: a second process refused above leaves the running one's pid file alone.
+    if let pidFile = settings.pidFile {
+      do {
+        try FileIO.writeAtomically(pidFile, Array("\(getpid())\n".utf8))
+      } catch {
+        logger.error("cannot write pid file: \(error)")
+        throw ExitStatus.failure
+      }
+    }
+    defer { if let pidFile = settings.pidFile { unlink(pidFile) } }
     let nameStore = NameStore(path: settings.nameFilePath(environment: environment, mac: mac))
     let name = settings.name ?? nameStore.load()
     // https streams straight from the source need libssl, loaded only when one plays; without it

@@ -208,6 +208,21 @@ import Testing
     #expect(worst[1] <= 1)
   }
 
+  /// Online, LMS corrects a member 10 ms off itself: the clock leaves that to it (both correcting
+  /// would leave the member 10 ms off the other way) and takes only what LMS leaves alone.
+  @Test func onlineADifferenceTheServerCorrectsIsLeftToIt() {
+    for (frames, server, corrected) in [(460, true, false), (460, false, true), (130, true, true)] {
+      var members = [
+        Self.member(Self.master, clockOffset: 0),
+        Self.member(Self.second, clockOffset: 0, startFrame: Double(frames)),
+      ]
+      members[1].clock.serverKeepsTime(server)
+      _ = Self.run(&members, seconds: 5)
+      #expect(members[1].corrections.isEmpty != corrected, "\(frames) frames, server \(server)")
+      if !corrected { #expect(members[1].logs.contains { $0.hasSuffix("left to the server") }) }
+    }
+  }
+
   @Test func aSmallDifferenceIsLeftAlone() {
     // 10 frames (0.23 ms) is under the 0.3 ms tolerance: a correction would be heard for nothing.
     var members = [

@@ -72,5 +72,32 @@ extension PlaybackTests {
         #expect(sink.writtenFrames == Self.trackFrames, "\(sink.writtenFrames - Self.trackFrames) frames after the end")
       }
     }
+
+    /// A skip asked once the last frame was written has nothing to skip: the output runs dry and
+    /// the next track, queued later, starts from its first frame.
+    @Test func anEarlierNudgeAfterTheLastFrameDoesNotCutTheNextTrack() throws {
+      let sink = ReaderPacedSink()
+      let output = try soundingTrack()
+      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
+      let thread = player.startThread()
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      player.start(.now)
+      #expect(read(sink) { sink.writtenFrames == Self.trackFrames })
+      player.nudge(frames: -19)
+      usleep(300_000)  // the output runs dry meanwhile
+      sink.read(sink.capacityFrames)
+      output.beginTrack(id: 2)
+      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+      let samples = output.writableSamples()
+      for index in 0..<2048 { samples[index] = Int32(index + 1) << 8 }
+      try #require(output.commit(frames: 1024, format: format))
+      player.framesAvailable()
+      #expect(read(sink) { sink.writtenFrames >= Self.trackFrames + 1024 })
+      #expect(
+        sink.writtenFrames == Self.trackFrames + 1024, "\(Self.trackFrames + 1024 - sink.writtenFrames) frames skipped")
+    }
   }
 }

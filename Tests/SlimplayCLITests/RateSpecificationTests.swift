@@ -19,6 +19,10 @@ struct RateSpecificationTests {
     #expect(try RateSpecification(parsing: "1536000").rates.prefix(2) == [1_536_000, 1_411_200])
   }
 
+  @Test func aTrailingCommaMakesAListOfOne() throws {
+    #expect(try RateSpecification(parsing: "48000,").rates == [48000])
+  }
+
   @Test func aRangeKeepsItsMaximumAndMayBeGivenEitherWayRound() throws {
     #expect(try RateSpecification(parsing: "44100-50000").rates == [50000, 48000, 44100])
     #expect(try RateSpecification(parsing: "96000-44100").rates == [96000, 88200, 48000, 44100])

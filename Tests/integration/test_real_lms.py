@@ -188,6 +188,31 @@ def test_power_off_and_on_from_lms_lose_and_repeat_no_sample(real_lms, start_pla
     assert_exact_but_for_fades(got, reference, [off_at], BYTES_PER_SECOND)
 
 
+@pytest.mark.lms_versions("8.3.0", "7.9.1")
+def test_a_new_queue_played_over_a_playing_one_comes_out_whole(real_lms, start_player, tmp_path):
+    """A listener plays another album while one plays: LMS stops the playing track (`strm q`) and
+    streams the new queue. What comes out from the new queue's first frame on is that queue, whole, back
+    to back, to its last frame and nothing after; before it, only the first album from its start."""
+    first = real_lms.library.tracks("FLAC 16-44")[:3]
+    second = real_lms.library.tracks("FLAC 16-44")[4:6]
+    first_reference = b"".join(track.reference() for track in first)
+    reference = b"".join(track.reference() for track in second)
+    player, capture = start(real_lms, start_player, tmp_path)
+    real_lms.load_tracks(MAC, first)
+    real_lms.play(MAC, 0)
+    assert real_lms.wait_for(lambda: len(capture.bytes()) > 3 * BYTES_PER_SECOND, timeout=20), player.log()
+    real_lms.load_tracks(MAC, second)
+    real_lms.play(MAC, 0)
+    assert real_lms.wait_for(lambda: reference[:4096] in capture.bytes(), timeout=20), player.log()
+    begun = capture.bytes().find(reference[:4096])
+    capture.wait_for_length(begun + len(reference), timeout=len(reference) / BYTES_PER_SECOND + 30)
+    time.sleep(1.0)  # anything after the last frame would show now
+    got = capture.bytes()
+    print(f"the new queue began {begun / BYTES_PER_SECOND:.3f} s into the capture")
+    assert first_reference.startswith(got[:begun]), "before the new queue: the first album from its start"
+    assert_whole(got[begun:], reference, player)
+
+
 @pytest.mark.parametrize("album", ["MP3 VBR", "Mixed rates", "Ogg Vorbis", "AAC", "HE-AAC", "ALAC"])
 def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player, tmp_path, album):
     """Uninterrupted, through LMS: the whole album equals the reference decode of the whole album
@@ -588,7 +613,7 @@ def test_a_seek_in_lms_inside_an_mp4_track_plays_on_from_the_sample_lms_chose(re
 
     queue = Queue(real_lms.library.tracks(album)[:2], wide=True)
     player = start_player(
-        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "32", "-n", "realtest", "--cache-dir",
+        "-s", real_lms.addr, "-m", MAC, "-o", "-", "-r", HIGH_RATES, "-a", "32", "-n", "realtest", "--cache-dir",
         str(tmp_path / "cache"), "--lms-port", str(real_lms.http_port), "-d", "stream=info", capture=True)
     capture = Capture(player.process.stdout, seconds_for=queue.seconds_for)
     real_lms.wait_player(MAC, timeout=20)

@@ -41,10 +41,11 @@ public struct GroupClock: Sendable {
     /// for this long: LMS adjusts a group's members one after the other, seconds apart, and a
     /// member that undid its adjustment would only be adjusted again.
     public var serverSettleNanoseconds: UInt64 = 6_000_000_000
-    /// Online, LMS corrects a member this far off itself (its `minSyncAdjust` for squeezelite-class
-    /// players): such a difference is left to it, or both would correct it, and the member would end
-    /// as far off the other way (seen: 10 ms twice over a minute after an outage).
-    public var serverCorrectsFromMilliseconds = 10.0
+    /// Online, LMS corrects a member 10 ms off itself (its `minSyncAdjust` for squeezelite-class
+    /// players), by 10 ms or so: a difference of half that or more is left to it, or both would
+    /// correct it (the member ending as far off the other way), or the clock would undo LMS's skip
+    /// and LMS skip again (seen: every member skipped 10 ms every 10 s after an outage).
+    public var serverCorrectsFromMilliseconds = 5.0
     /// Readings whose median is corrected (one reading can be a late wake-up), provided their middle
     /// half lies within twice the tolerance; three times as many when it does not, within eight
     /// times. A device whose delay is known only to a period (a reader taking a pipe in large

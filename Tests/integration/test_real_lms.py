@@ -213,6 +213,25 @@ def test_a_new_queue_played_over_a_playing_one_comes_out_whole(real_lms, start_p
     assert_whole(got[begun:], reference, player)
 
 
+@pytest.mark.lms_versions("8.3.0", "7.9.1")
+def test_the_next_track_removed_while_it_streams_is_replaced_whole(real_lms, start_player, tmp_path):
+    """The listener removes the next entry of the queue once the player has it (LMS streams the next
+    track as soon as the current one is decoded): LMS flushes it (`strm f`) and streams the entry after
+    it. The capture is the playing track whole, then that entry whole, back to back, to the last frame."""
+    tracks = real_lms.library.tracks("FLAC 16-44")[:3]
+    player, capture = start(real_lms, start_player, tmp_path, "-d", "stream=info")
+    real_lms.load_tracks(MAC, tracks)
+    real_lms.play(MAC, 0)
+    # The second track's stream has begun: the player holds part of it behind the first.
+    assert real_lms.wait_for(lambda: player.log().count("info stream: track 2:") >= 1, timeout=20), player.log()
+    assert len(capture.bytes()) < len(tracks[0].reference()), "the first track ended before the edit"
+    real_lms.rpc(MAC, ["playlist", "delete", 1])
+    reference = tracks[0].reference() + tracks[2].reference()
+    capture.wait_for_length(len(reference), timeout=len(reference) / BYTES_PER_SECOND + 30)
+    time.sleep(1.0)
+    assert_whole(capture.bytes(), reference, player, "the first track, then the third")
+
+
 @pytest.mark.parametrize("album", ["MP3 VBR", "Mixed rates", "Ogg Vorbis", "AAC", "HE-AAC", "ALAC"])
 def test_an_album_plays_bit_exact_and_gapless_through_lms(real_lms, start_player, tmp_path, album):
     """Uninterrupted, through LMS: the whole album equals the reference decode of the whole album

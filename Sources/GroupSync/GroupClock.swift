@@ -1,8 +1,9 @@
 import SlimProto
 
-/// One member's part in keeping an LMS sync group in time while LMS is away, free of I/O: what
-/// it hears from the others and its own play point go in, datagrams to send and corrections for
-/// its output come out.
+/// One member's part in keeping an LMS sync group in time, free of I/O: what it hears from the
+/// others and its own play point go in, datagrams to send and corrections for its output come out.
+/// It keeps the group's time while LMS is away, and online too when every member keeps it
+/// (`keepsTheGroupsTime`); LMS does then, online, with a member of another kind.
 ///
 /// Every member publishes its play point four times a second (which also says it is there). The
 /// members agree on a leader without negotiating (`LeaderChoice`); the others learn the leader's
@@ -37,15 +38,6 @@ public struct GroupClock: Sendable {
     /// correction moves the position at once, what is heard only once the device has played
     /// what it held (a pipe's 64 KiB, a sound card's buffer).
     public var settleNanoseconds: UInt64 = 1_000_000_000
-    /// After the server adjusted this member itself (LMS's own sync, online), nothing is corrected
-    /// for this long: LMS adjusts a group's members one after the other, seconds apart, and a
-    /// member that undid its adjustment would only be adjusted again.
-    public var serverSettleNanoseconds: UInt64 = 6_000_000_000
-    /// Online, LMS corrects a member 10 ms off itself (its `minSyncAdjust` for squeezelite-class
-    /// players), by 10 ms or so: a difference of half that or more is left to it, or both would
-    /// correct it (the member ending as far off the other way), or the clock would undo LMS's skip
-    /// and LMS skip again (seen: every member skipped 10 ms every 10 s after an outage).
-    public var serverCorrectsFromMilliseconds = 5.0
     /// Readings whose median is corrected (one reading can be a late wake-up), provided their middle
     /// half lies within twice the tolerance; three times as many when it does not, within eight
     /// times. A device whose delay is known only to a period (a reader taking a pipe in large
@@ -60,6 +52,8 @@ public struct GroupClock: Sendable {
   public let player: MACAddress
   /// The master LMS showed for the group: the leader while it is heard.
   public let master: MACAddress
+  /// Every member LMS listed for the group, this one included.
+  public let members: Set<MACAddress>
   public let configuration: Configuration
   public private(set) var leader: MACAddress?
   /// Each other member's last play point and when it came (on our clock).
@@ -76,15 +70,18 @@ public struct GroupClock: Sendable {
   private var nextRequest: UInt64 = 0
   /// No correction is judged on play points taken before this.
   private var settledAt: UInt64 = 0
-  /// The server is there and keeps the group in time itself, from `serverCorrectsFromMilliseconds`.
-  private var serverKeepsTime = false
+  /// The server is there, streaming to the group and checking its sync.
+  private var serverIsThere = false
   private var differences: [Int] = []
   /// Readings too scattered to correct by were logged once.
   private var reportedCoarse = false
 
-  public init(player: MACAddress, master: MACAddress, configuration: Configuration = Configuration()) {
+  public init(
+    player: MACAddress, master: MACAddress, members: Set<MACAddress>, configuration: Configuration = Configuration()
+  ) {
     self.player = player
     self.master = master
+    self.members = members.union([player])
     self.configuration = configuration
   }
 
@@ -114,15 +111,23 @@ public struct GroupClock: Sendable {
     return point
   }
 
-  /// LMS skipped or paused this member to keep its group in time (online): its own corrections
-  /// wait until LMS has adjusted the others too.
-  public mutating func serverAdjusted(now: UInt64) {
-    settledAt = max(settledAt, now + configuration.serverSettleNanoseconds)
-    differences = []
-  }
+  /// Whether the server is there, streaming to the group and checking its sync itself.
+  public mutating func serverIsThere(_ there: Bool) { serverIsThere = there }
 
-  /// Whether the server is there to correct this member's larger differences itself (online).
-  public mutating func serverKeepsTime(_ keeps: Bool) { serverKeepsTime = keeps }
+  /// Whether this clock keeps the group's time, online as well as offline: every member LMS listed
+  /// is heard playing (all of them keep this clock), and this member leads or knows its leader's
+  /// clock. LMS's own sync adjustments are then its view of a member, not a need: it measures each
+  /// member by its reports' timestamps, to a few milliseconds on a busy network, where the members
+  /// measure each other to a fraction of one. With a member that is not heard (another kind of
+  /// player) LMS keeps the group's time while it is there, and this clock only while it is away.
+  public func keepsTheGroupsTime(at now: UInt64) -> Bool {
+    guard playing, let leader, leader == player || clocks[leader]?.best != nil else { return false }
+    return members.allSatisfy { member in
+      guard member != player else { return true }
+      guard let last = lastPoints[member], now &- last.at <= configuration.memberTimeout else { return false }
+      return last.point.state == .playing || last.point.state == .joining
+    }
+  }
 
   /// This member started playing at the leader's position: it follows until found in step.
   public mutating func beginJoining() {
@@ -195,6 +200,11 @@ public struct GroupClock: Sendable {
     guard point.queueIndex == own.queueIndex, point.trackID == own.trackID, point.sampleRate == own.sampleRate,
       point.trackStart == own.trackStart, heardAt >= settledAt
     else { return [] }
+    // Online with a member this clock does not hear, LMS keeps the group's time: one owner.
+    guard !serverIsThere || keepsTheGroupsTime(at: now) else {
+      differences = []
+      return []
+    }
     let rate = Int64(own.sampleRate)
     let sinceOwn = Int64(bitPattern: heardAt &- own.heardAt)
     let ownThen = Int64(own.frame) + sinceOwn / 1_000_000_000 * rate + sinceOwn % 1_000_000_000 * rate / 1_000_000_000
@@ -227,11 +237,6 @@ public struct GroupClock: Sendable {
     }
     let microseconds = abs(difference) * 1_000_000 / Int(rate)
     let way = difference > 0 ? "ahead of" : "behind"
-    let serverLimit = Int((configuration.serverCorrectsFromMilliseconds * Double(rate) / 1000).rounded())
-    if serverKeepsTime, !isJoining, abs(difference) >= serverLimit {
-      settledAt = now + configuration.serverSettleNanoseconds
-      return [.log(.info, "\(abs(difference)) frames (\(microseconds) µs) \(way) \(sender): left to the server")]
-    }
     settledAt = now + configuration.settleNanoseconds
     return [
       .nudge(frames: difference),

@@ -28,7 +28,7 @@ public final class GroupSession: @unchecked Sendable {
     nudge: @escaping (Int) -> Void, eventLoop: any EventLoop, logger: Logger
   ) {
     group = master
-    clock = GroupClock(player: link.player, master: master)
+    clock = GroupClock(player: link.player, master: master, members: Set(members.keys))
     filter = MessageFilter(group: master, members: members)
     self.link = link
     self.ownPlayPoint = ownPlayPoint
@@ -56,11 +56,11 @@ public final class GroupSession: @unchecked Sendable {
   /// Where the group's leader is heard now (nil: no leader heard playing, or its clock not yet known).
   public func leaderPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? { clock.leaderPlayPoint(at: now) }
 
-  /// LMS adjusted this player itself (`strm a`, or `strm p` with an interval).
-  public func serverAdjusted() { clock.serverAdjusted(now: MonotonicClock.nanoseconds()) }
+  /// Whether the server is there, streaming to the group and checking its sync itself.
+  public func serverIsThere(_ there: Bool) { clock.serverIsThere(there) }
 
-  /// Online: the server corrects the larger differences itself (`GroupClock.serverKeepsTime`).
-  public func serverKeepsTime(_ keeps: Bool) { clock.serverKeepsTime(keeps) }
+  /// Whether the group's clock keeps its time now, online too (`GroupClock.keepsTheGroupsTime`).
+  public func keepsTheGroupsTime() -> Bool { clock.keepsTheGroupsTime(at: MonotonicClock.nanoseconds()) }
 
   /// This player starts at the leader's position: it leads nobody until found in step.
   public func beginJoining() { clock.beginJoining() }

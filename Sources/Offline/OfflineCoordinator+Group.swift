@@ -5,15 +5,17 @@ import SlimProto
 import Support
 
 /// The slimplay members of an LMS sync group keep each other's time on the LAN, online and while
-/// the server is away: LMS corrects a member only once it is 10 ms off (and not at all while it is
-/// gone); a `GroupSession` publishes this player's play point and follows the group's leader to
-/// within a fraction of a millisecond. A member keeps the group it had through an outage.
+/// the server is away: LMS corrects a member only once it looks 10 ms off by its reports' timestamps
+/// (and not at all while it is gone); a `GroupSession` publishes this player's play point and
+/// follows the group's leader to within a fraction of a millisecond. Online, when every member
+/// keeps the group's clock, LMS's own adjustments are taken as its view of the player
+/// (`OfflineStateMachine.serverViewMilliseconds`). A member keeps the group it had through an outage.
 extension OfflineCoordinator {
   /// Starts, restarts or ends the group session as the group requires.
   func groupSessionFollowsState() {
     let wanted = configuration.groupLink != nil && !machine.groupPeers.isEmpty ? machine.group : nil
     // LMS checks a group's sync only while it streams to it and hears its reports.
-    defer { groupSession?.session.serverKeepsTime(machine.state == .online) }
+    defer { groupSession?.session.serverIsThere(machine.forwardsReports()) }
     guard wanted != groupSession?.group else { return }
     if let (_, session) = groupSession {
       session.stop()

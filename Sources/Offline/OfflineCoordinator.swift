@@ -148,11 +148,9 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   public func handle(_ message: ServerMessage) {
     if case .stream(let command) = message {
       logger.debug("strm \(command.command) (\(machine.state))")
-      if command.command == .skipAhead || (command.command == .pause && command.value > 0) {
-        groupSession?.session.serverAdjusted()
-      }
     }
-    perform(machine.serverMessage(message, facts: facts()))
+    let groupKeepsTime = groupSession?.session.keepsTheGroupsTime() ?? false
+    perform(machine.serverMessage(message, facts: facts(), groupKeepsTime: groupKeepsTime))
   }
 
   public func snapshot(at instant: UInt64) -> PlaybackSnapshot {
@@ -295,6 +293,10 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       engine.handle(message)
     case .report(let event):
       reporter?.report(event, errorCode: 0)
+    case .reportAfterGroupStart(let milliseconds):
+      eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds))) { [self] in
+        perform(machine.groupStartReported())
+      }
     case .continueFromCache(let id, let track):
       guard let source = cachedSource(for: track), engine.continueTrack(id, from: source) else {
         logger.warning("offline: the cached copy of track \(track.index + 1) cannot be opened")

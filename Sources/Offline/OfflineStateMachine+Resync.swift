@@ -6,10 +6,18 @@ import SlimProto
 extension OfflineStateMachine {
   // MARK: Server messages
 
-  public mutating func serverMessage(_ message: ServerMessage, facts: EngineFacts) -> [Action] {
+  /// `groupKeepsTime`: the group's clock keeps this player's group in time (`GroupClock.keepsTheGroupsTime`).
+  public mutating func serverMessage(_ message: ServerMessage, facts: EngineFacts, groupKeepsTime: Bool = false)
+    -> [Action]
+  {
     guard case .stream(let command) = message else { return [.forward(message)] }
     switch state {
-    case .online, .disconnected:
+    case .online:
+      if groupKeepsTime, let moved = command.syncAdjustmentMilliseconds {
+        return takeServerView(moved, of: message)
+      }
+      return [.forward(message)]
+    case .disconnected:
       return [.forward(message)]
     case .offline, .checkingServer:
       // LMS still believes it streams what it streamed before the outage (or, restarted, stops
@@ -49,9 +57,11 @@ extension OfflineStateMachine {
         started.awaitingStart = false
         var actions: [Action] = [.report(.resumed), .report(.trackStarted)]
         if !started.decoderReadyReported, !isReading(started.engineTrack, facts) {
-          // LMS takes STMd only once it plays: one sent while it waited for the start was lost.
-          started.decoderReadyReported = true
-          actions.append(.report(.decoderReady))
+          // LMS takes STMd only once it plays: one sent while it waited for the start was lost. It
+          // fetches the next track at the first member's STMd, and takes a master's STMs that comes
+          // after that for the next track's start (LMS 7.9.1 seen: the group shown a track behind,
+          // the track after never streamed). Every member's STMs leaves now; STMd a moment later.
+          actions.append(.reportAfterGroupStart(afterMilliseconds: Self.decoderReadyAfterGroupStartMilliseconds))
         }
         state = .handingBack(started)
         return actions
@@ -65,6 +75,20 @@ extension OfflineStateMachine {
         return [.forward(message)]
       }
     }
+  }
+
+  /// How long after a group's start the adopted stream's STMd leaves: long after every member's
+  /// STMs reached the server, well before the heard track ends (a resync waits past a track that
+  /// ends within `groupTrackEndMargin`).
+  static let decoderReadyAfterGroupStartMilliseconds = 500
+
+  /// The moment after a group's start has passed: the adopted stream's STMd leaves, unless the
+  /// server has moved on meanwhile.
+  public mutating func groupStartReported() -> [Action] {
+    guard case .handingBack(var resync) = state, !resync.awaitingStart, !resync.decoderReadyReported else { return [] }
+    resync.decoderReadyReported = true
+    state = .handingBack(resync)
+    return [.report(.decoderReady)]
   }
 
   /// A stream came for this member's group: LMS streams to the whole group whenever it restarts
@@ -99,6 +123,29 @@ extension OfflineStateMachine {
       ]
     }
     return adopt(resync, command: stream, facts: facts)
+  }
+
+  /// LMS adjusted this player to keep its group in time while the group's clock already does: the
+  /// adjustment is its view of the player (each member measured by its own reports' timestamps), so
+  /// the player is shown to it where it wants it instead. Both moving it would set the two against
+  /// each other: LMS skips a member the clock holds in step, the clock takes the skip back, LMS skips
+  /// it again.
+  private mutating func takeServerView(_ moved: Int, of message: ServerMessage) -> [Action] {
+    let view = serverViewMilliseconds + moved
+    guard abs(view) <= Self.serverViewLimitMilliseconds else {
+      serverViewMilliseconds = 0
+      return [
+        .forward(message),
+        .log(.warning, "sync: the server sees this player \(view) ms from the group's time; its adjustment is played"),
+      ]
+    }
+    serverViewMilliseconds = view
+    return [
+      .log(
+        .info,
+        "sync: the server would move this player \(moved) ms; the group's clock keeps it in time, so the "
+          + "server is shown it \(view) ms further on instead")
+    ]
   }
 
   /// The server's stream for the heard track arrived: adopted, not played; the cached copy plays on.
@@ -152,10 +199,12 @@ extension OfflineStateMachine {
     case .handingBack(let resync) where heardTrack == resync.engineTrack:
       guard let requested = resync.requestedSeconds else { return 0 }
       let start = ledger.placement(of: resync.engineTrack)?.startSeconds ?? 0
-      let heard = start * 1000 + Double(engineMilliseconds)
+      let heard = start * 1000 + Double(engineMilliseconds) + Double(serverViewMilliseconds)
       return UInt32(max(0, (heard - requested * 1000).rounded()))
     default:
-      return engineMilliseconds
+      // Nothing heard yet is reported as such, whatever LMS's view.
+      guard engineMilliseconds > 0 else { return 0 }
+      return UInt32(clamping: max(0, Int(engineMilliseconds) + serverViewMilliseconds))
     }
   }
 

@@ -139,6 +139,8 @@ public struct OfflineStateMachine: Sendable {
     case forward(ServerMessage)
     /// Send a STAT event to the server.
     case report(StatusEvent)
+    /// Call `groupStartReported()` after this many milliseconds.
+    case reportAfterGroupStart(afterMilliseconds: Int)
     /// The track's source becomes its cached copy, at the exact next frame.
     case continueFromCache(engineTrack: Int, track: QueueTrack)
     /// Queue the first of these cached tracks that opens behind what plays (gapless).
@@ -195,6 +197,13 @@ public struct OfflineStateMachine: Sendable {
   public internal(set) var playedOut: PlayedOut?
   /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
   var resyncFailures = 0
+  /// LMS's own sync adjustments of this player, taken as its view of the player while the group's
+  /// clock keeps the group in time (milliseconds, positive: LMS sees it behind). Every elapsed
+  /// time LMS is told is moved by them, so it sees the player where it wants it. LMS dates
+  /// each report by its own estimate of the player's clock, so the view holds for one connection.
+  public internal(set) var serverViewMilliseconds = 0
+  /// Beyond this, LMS's view is not a matter of timestamps: its adjustment is played.
+  static let serverViewLimitMilliseconds = 100
 
   public init(player: String = "") {
     self.player = player.lowercased()
@@ -211,6 +220,7 @@ public struct OfflineStateMachine: Sendable {
   public mutating func connectionChanged(up: Bool, facts: EngineFacts, isCached: (QueueTrack) -> Bool) -> [Action] {
     isConnected = up
     pendingGroupStream = nil
+    serverViewMilliseconds = 0
     guard up else { return [.stopPolling] + connectionLost(facts: facts, isCached: isCached) }
     var actions: [Action] = [.startPolling]
     switch state {

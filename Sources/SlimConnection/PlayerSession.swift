@@ -115,6 +115,10 @@ public final class PlayerSession: PlaybackReporter {
 
   public func handle(_ message: ServerMessage) {
     lastMessageNanoseconds = MonotonicClock.nanoseconds()
+    if case .stream(let command) = message, command.command != .status {
+      let letter = Character(UnicodeScalar(command.command.rawValue))
+      logger.debug("strm \(letter) \(command.autostart) value \(command.value)")
+    }
     switch message {
     case .stream(let command) where command.command == .status:
       // Answered at once: LMS and aioslimproto drop a player that stays silent.
@@ -202,6 +206,10 @@ public final class PlayerSession: PlaybackReporter {
     status.elapsedMilliseconds = snapshot.elapsedMilliseconds
     status.serverTimestamp = serverTimestamp
     status.errorCode = errorCode
+    if event != .heartbeat {
+      let output = status.outputBufferFullness
+      logger.debug("\(event.rawValue): elapsed \(status.elapsedMilliseconds) ms, output \(output) bytes")
+    }
     send(.status(status))
   }
 }

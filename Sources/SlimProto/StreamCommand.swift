@@ -96,6 +96,16 @@ public struct StreamCommand: Equatable, Sendable {
   /// streams without the flag; squeezelite goes by the port too).
   public var usesTLS: Bool { flags.contains(.tls) || serverPort == 443 }
 
+  /// LMS's own sync adjustment of a synced player, in milliseconds: `strm a` skips ahead (positive),
+  /// `strm p` with an interval holds back (negative). Nil for anything else.
+  public var syncAdjustmentMilliseconds: Int? {
+    switch command {
+    case .skipAhead: Int(value)
+    case .pause where value > 0: -Int(value)
+    default: nil
+    }
+  }
+
   /// An Ogg stream as LMS names it: Vorbis (`o`), Opus (`u`), or FLAC in Ogg (`f` with sample
   /// size `o`).
   public var carriesOgg: Bool {

@@ -109,8 +109,15 @@ import Testing
     return sent
   }
 
-  static func member(_ mac: MACAddress, clockOffset: UInt64, ppm: Double = 0, startFrame: Double = 0) -> Member {
-    Member(clock: GroupClock(player: mac, master: master), clockOffset: clockOffset, ppm: ppm, startFrame: startFrame)
+  /// `group`: the members LMS listed (by default three, so that a group of two run here has a
+  /// member this clock never hears).
+  static func member(
+    _ mac: MACAddress, clockOffset: UInt64, ppm: Double = 0, startFrame: Double = 0,
+    group: Set<MACAddress> = [master, second, third]
+  ) -> Member {
+    Member(
+      clock: GroupClock(player: mac, master: master, members: group), clockOffset: clockOffset, ppm: ppm,
+      startFrame: startFrame)
   }
 
   @Test func aFollowerAheadOfTheLeaderIsHeldBackOnce() {
@@ -191,35 +198,39 @@ import Testing
     #expect(worst.allSatisfy { $0 <= 1 })
   }
 
-  @Test func theServersOwnAdjustmentsAreNotUndone() {
-    // Online, LMS skips every member of the group by 22 ms, one after the other, 2 s apart.
+  /// Online, a group whose every member keeps the clock is kept in time by it, to the same fraction
+  /// of a millisecond as offline: a member 10.4 ms off (LMS would skip it, by its own measure) is
+  /// corrected, and the clock says it keeps the group's time (LMS's own adjustments are then taken
+  /// as its view of the member).
+  @Test func onlineTheClockKeepsTheTimeOfAGroupItHearsWhole() {
+    let pair: Set<MACAddress> = [Self.master, Self.second]
     var members = [
-      Self.member(Self.master, clockOffset: 0),
-      Self.member(Self.second, clockOffset: 0),
+      Self.member(Self.master, clockOffset: 0, group: pair),
+      Self.member(Self.second, clockOffset: 3_000_000_000, startFrame: 460, group: pair),
     ]
-    _ = Self.run(&members, seconds: 5)
-    members[1].nudged -= 970
-    members[1].clock.serverAdjusted(now: 5_000_000_000)
-    _ = Self.run(&members, from: 5_000_000_000, seconds: 2)
-    members[0].nudged -= 970
-    members[0].clock.serverAdjusted(now: 7_000_000_000)
-    let worst = Self.run(&members, from: 7_000_000_000, seconds: 10, judgeLast: 5)
-    #expect(members[1].corrections.isEmpty, "\(members[1].corrections)")
+    for index in members.indices { members[index].clock.serverIsThere(true) }
+    let worst = Self.run(&members, seconds: 10, judgeLast: 4)
+    #expect(members[1].corrections.count == 1 && abs((members[1].corrections.first ?? 0) - 460) <= 1)
     #expect(worst[1] <= 1)
+    let now: UInt64 = 10_000_000_000
+    #expect(members[0].clock.keepsTheGroupsTime(at: now))
+    #expect(members[1].clock.keepsTheGroupsTime(at: now + 3_000_000_000))
+    // A member gone quiet for the member timeout: no longer the whole group.
+    #expect(!members[0].clock.keepsTheGroupsTime(at: now + 4_000_000_000))
   }
 
-  /// Online, LMS corrects a member 10 ms off itself: the clock leaves that to it (both correcting
-  /// would leave the member 10 ms off the other way) and takes only what LMS leaves alone.
-  @Test func onlineADifferenceTheServerCorrectsIsLeftToIt() {
-    for (frames, server, corrected) in [(460, true, false), (460, false, true), (130, true, true)] {
+  /// Online, with a member of another kind in the group (never heard on the LAN), LMS keeps the
+  /// group's time and this clock leaves it alone; once the server is away the clock takes over.
+  @Test func onlineAGroupWithAMemberNotHeardIsLeftToTheServer() {
+    for serverThere in [true, false] {
       var members = [
         Self.member(Self.master, clockOffset: 0),
-        Self.member(Self.second, clockOffset: 0, startFrame: Double(frames)),
+        Self.member(Self.second, clockOffset: 0, startFrame: 460),
       ]
-      members[1].clock.serverKeepsTime(server)
-      _ = Self.run(&members, seconds: 5)
-      #expect(members[1].corrections.isEmpty != corrected, "\(frames) frames, server \(server)")
-      if !corrected { #expect(members[1].logs.contains { $0.hasSuffix("left to the server") }) }
+      for index in members.indices { members[index].clock.serverIsThere(serverThere) }
+      _ = Self.run(&members, seconds: 10)
+      #expect(members[1].corrections.isEmpty == serverThere, "server there: \(serverThere)")
+      #expect(!members[1].clock.keepsTheGroupsTime(at: 10_000_000_000))
     }
   }
 
@@ -274,7 +285,7 @@ import Testing
   }
 
   @Test func aReplayedReplyOrAStalePlayPointMovesNothing() {
-    var follower = GroupClock(player: Self.second, master: Self.master)
+    var follower = GroupClock(player: Self.second, master: Self.master, members: [Self.master, Self.second])
     let ms: UInt64 = 1_000_000
     let base = 100_000 * ms
     func point(at t: UInt64) -> GroupMessage.PlayPoint {

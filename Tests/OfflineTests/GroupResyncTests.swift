@@ -49,6 +49,40 @@ import Testing
     actions.filter { if case .jump = $0 { true } else { false } }
   }
 
+  /// Online, while the group's clock keeps the group in time, LMS's own sync adjustments are its
+  /// view of the member: not played, but every elapsed time it is told moves by them, until the
+  /// connection goes. Without the clock, or beyond 100 ms, they are played.
+  @Test func theServersSyncAdjustmentsAreItsViewWhileTheGroupsClockKeepsTime() {
+    var machine = OfflineStateMachine(player: Self.member)
+    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
+    machine.trackCreated(1, facts: Facts())
+    _ = machine.trackStarted(1)
+    _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 1))
+    let skip = ServerMessage.stream(StreamCommand(command: .skipAhead, value: 12))
+    let hold = ServerMessage.stream(StreamCommand(command: .pause, value: 5))
+    let pause = ServerMessage.stream(StreamCommand(command: .pause))
+    let facts = Self.playing(1, at: 4)
+
+    #expect(machine.serverMessage(skip, facts: facts) == [.forward(skip)])
+    let taken = machine.serverMessage(skip, facts: facts, groupKeepsTime: true)
+    #expect(!taken.contains(.forward(skip)) && taken.count == 1)
+    _ = machine.serverMessage(hold, facts: facts, groupKeepsTime: true)
+    #expect(machine.serverViewMilliseconds == 7)
+    #expect(machine.reportedElapsedMilliseconds(engineMilliseconds: 4000, heardTrack: 1) == 4007)
+    // Nothing heard yet is still nothing; a plain pause is the listener's, always played.
+    #expect(machine.reportedElapsedMilliseconds(engineMilliseconds: 0, heardTrack: 1) == 0)
+    #expect(machine.serverMessage(pause, facts: facts, groupKeepsTime: true) == [.forward(pause)])
+
+    // A view 100 ms off is no longer a matter of timestamps: played, and the view starts again.
+    let far = ServerMessage.stream(StreamCommand(command: .skipAhead, value: 95))
+    #expect(machine.serverMessage(far, facts: facts, groupKeepsTime: true).contains(.forward(far)))
+    #expect(machine.serverViewMilliseconds == 0)
+
+    _ = machine.serverMessage(skip, facts: facts, groupKeepsTime: true)
+    _ = machine.connectionChanged(up: false, facts: facts, isCached: { _ in true })
+    #expect(machine.serverViewMilliseconds == 0)
+  }
+
   @Test func theGroupIsRememberedFromTheServersStatus() {
     let machine = Self.reconnected(as: Self.member)
     #expect(machine.group == Self.group)
@@ -142,11 +176,14 @@ import Testing
     // The cached copy was read to its end before the start: LMS drops an STMd until it plays.
     _ = machine.trackDecoded(7, cutShort: false, isCached: { _ in true })
     // LMS starts a group's members together with `strm u`: this one already plays, and is ready
-    // for the next track.
+    // for the next track, which it says a moment later: LMS fetches the next track at the first
+    // STMd, and would take the master's STMs, were it to come after that, for the next track's.
     let unpause = ServerMessage.stream(StreamCommand(command: .unpause, value: 123_456))
     #expect(
       machine.serverMessage(unpause, facts: Self.playing(7, at: 4))
-        == [.report(.resumed), .report(.trackStarted), .report(.decoderReady)])
+        == [.report(.resumed), .report(.trackStarted), .reportAfterGroupStart(afterMilliseconds: 500)])
+    #expect(machine.groupStartReported() == [.report(.decoderReady)])
+    #expect(machine.groupStartReported().isEmpty)
     #expect(machine.serverMessage(start, facts: Self.playing(7, at: 9)) == [.forward(start)])
     machine.trackCreated(9, facts: Self.playing(7, at: 9))
     _ = machine.trackStarted(9)

@@ -16,26 +16,12 @@ extension PlaybackTests {
   struct OutputNudge {
     static let trackFrames = 1 << 15
 
-    /// An output holding one track of `trackFrames` frames, none of them silent.
-    func soundingTrack() throws -> FrameOutput {
-      let output = FrameOutput(capacityFrames: 1 << 16)
-      output.beginTrack(id: 1)
-      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
-      let samples = output.writableSamples()
-      for index in 0..<samples.count { samples[index] = Int32(index % 1000 + 1) << 8 }
-      try #require(output.commit(frames: Self.trackFrames, format: format))
-      return output
-    }
-
     func withPlayer(on sink: ReaderPacedSink, _ body: (OutputPlayer) throws -> Void) throws {
-      let player = OutputPlayer(output: try soundingTrack(), device: sink, consumed: Wakeup()) { _ in }
-      let thread = player.startThread()
-      defer {
-        player.shutDown()
-        _ = thread.join(timeoutMilliseconds: 2000)
+      try PlaybackTests.withRunningPlayer(of: try PlaybackTests.soundingTrack(frames: Self.trackFrames), on: sink) {
+        player in
+        player.start(.now)
+        try body(player)
       }
-      player.start(.now)
-      try body(player)
     }
 
     /// The reader takes everything the player writes until `done` holds or 2 s pass.
@@ -77,7 +63,7 @@ extension PlaybackTests {
     /// the next track, queued later, starts from its first frame.
     @Test func anEarlierNudgeAfterTheLastFrameDoesNotCutTheNextTrack() throws {
       let sink = ReaderPacedSink()
-      let output = try soundingTrack()
+      let output = try PlaybackTests.soundingTrack(frames: Self.trackFrames)
       let player = OutputPlayer(output: output, device: sink, consumed: Wakeup()) { _ in }
       let thread = player.startThread()
       defer {

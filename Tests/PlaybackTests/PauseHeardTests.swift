@@ -122,29 +122,13 @@ final class ReaderPacedSink: OutputDevice, Sendable {
 extension PlaybackTests {
   @Suite("Pause heard")
   struct PauseHeard {
-    /// An output holding 32,768 frames of one 16-bit track, none of them silent.
-    func soundingTrack() throws -> FrameOutput {
-      let output = FrameOutput(capacityFrames: 1 << 16)
-      output.beginTrack(id: 1)
-      let format = AudioFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
-      let samples = output.writableSamples()
-      for index in 0..<samples.count { samples[index] = Int32(index % 1000 + 1) << 8 }
-      try #require(output.commit(frames: 1 << 15, format: format))
-      return output
-    }
+    func soundingTrack() throws -> FrameOutput { try PlaybackTests.soundingTrack() }
 
-    /// `body` with a player of `output` on `sink` whose output thread runs; shut down after it.
     func withPlayer(
       of output: FrameOutput, on sink: any OutputDevice, onEvent: @escaping @Sendable (OutputEvent) -> Void = { _ in },
       _ body: (OutputPlayer) throws -> Void
     ) rethrows {
-      let player = OutputPlayer(output: output, device: sink, consumed: Wakeup(), onEvent: onEvent)
-      let thread = player.startThread()
-      defer {
-        player.shutDown()
-        _ = thread.join(timeoutMilliseconds: 2000)
-      }
-      try body(player)
+      try PlaybackTests.withRunningPlayer(of: output, on: sink, onEvent: onEvent, body)
     }
 
     /// Paused on a sound card, what the device holds plays out (nothing is lost or repeated) and

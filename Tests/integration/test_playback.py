@@ -31,7 +31,14 @@ def test_flac_16_44_is_bit_exact(server, start_player, media, media_server):
     got = capture.bytes()
     assert len(got) == len(reference), player.log()
     assert got == reference
-    assert events(server) in (["STMs", "STMd", "STMu"], ["STMd", "STMs", "STMu"])
+    seen = events(server)
+    # A pipe is drained as fast as it is read: when the test's HTTP server, sharing the machine with
+    # other tests, feeds the stream slower than that, the output runs dry while it still streams and
+    # says so once (STMo, as squeezelite does), between the track's start and its decoding's end.
+    if "STMo" in seen:
+        assert seen.count("STMo") == 1 and seen.index("STMs") < seen.index("STMo") < seen.index("STMd"), seen
+        seen.remove("STMo")
+    assert seen in (["STMs", "STMd", "STMu"], ["STMd", "STMs", "STMu"])
     assert server.recorder.disconnects == [0]  # a clean end of the body
 
 

@@ -60,10 +60,25 @@ extension OfflineCoordinator {
     else { return nil }
     let start = Int((placement.startSeconds * Double(heard.sampleRate)).rounded())
     let origin = joinedTrack.flatMap { $0.track == heard.trackID ? $0.origin : nil } ?? start
+    let frame = start - origin + heard.frames - playDelayFrames(sampleRate: heard.sampleRate)
     return GroupMessage.PlayPoint(
       queueIndex: UInt32(placement.queueIndex), trackID: Int32(truncatingIfNeeded: track.id),
       sampleRate: UInt32(heard.sampleRate), trackStart: UInt64(max(0, origin)),
-      frame: UInt64(max(0, start - origin + heard.frames)), heardAt: now)
+      frame: UInt64(max(0, frame)), heardAt: now)
+  }
+
+  /// LMS plays a member with an audio delay set (`playDelay`, for a slow amplifier or DAC) that
+  /// much earlier than the rest of its group, and judges its sync likewise. The group's clock does
+  /// the same: every member gives and compares its position as it would be without its own delay.
+  func playDelayFrames(sampleRate: Int) -> Int { playDelayMilliseconds * sampleRate / 1000 }
+
+  /// This player's audio delay, read with the group's status polls (the listener may change it).
+  func readPlayDelay() {
+    client.request(["playerpref", "playDelay", "?"]).hop(to: eventLoop).assumeIsolated().whenSuccess { [self] result in
+      guard let delay = result["_p2"]?.int, delay != playDelayMilliseconds else { return }
+      groupLogger.info("the server plays this player \(delay) ms early in its group (its audio delay)")
+      playDelayMilliseconds = delay
+    }
   }
 
   /// The addresses LMS has for the group's members (`players`), so that only they are heard.

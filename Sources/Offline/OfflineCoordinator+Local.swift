@@ -30,6 +30,7 @@ extension OfflineCoordinator {
     if let group = saved.group, group.contains(machine.player) {
       savedServerHost = saved.server.split(separator: ":").first.map(String.init)
       groupAddresses = saved.groupAddresses
+      playDelayMilliseconds = saved.playDelayMilliseconds
       machine.rememberGroup(group)
       groupSessionFollowsState()
       joinWhenTheGroupIsHeard(saved, checks: 0)
@@ -75,7 +76,8 @@ extension OfflineCoordinator {
       server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
       position: position.seconds, sampleRate: position.sampleRate, trackCount: ledger.trackCount,
       queue: ledger.tracks.filter { $0.index >= position.index }, group: group,
-      groupAddresses: group == nil ? [:] : groupAddresses)
+      groupAddresses: group == nil ? [:] : groupAddresses,
+      playDelayMilliseconds: group == nil ? 0 : playDelayMilliseconds)
     guard saved != lastSaved else { return }
     let onlyMoved = !now && lastSaved.map(saved.differsOnlyInPosition(from:)) == true
     if onlyMoved, clock - lastSavedAt < Self.positionSaveInterval { return }
@@ -132,7 +134,10 @@ extension OfflineCoordinator {
       }
       return
     }
-    let seconds = Double(point.trackStart + point.frame) / Double(point.sampleRate)
+    // The leader's point is where it would be without its audio delay; this member plays its own
+    // that much earlier.
+    let ownDelay = UInt64(max(0, playDelayFrames(sampleRate: Int(point.sampleRate))))
+    let seconds = Double(point.trackStart + point.frame + ownDelay) / Double(point.sampleRate)
     var joined = saved
     joined.index = track.index
     joined.position = seconds

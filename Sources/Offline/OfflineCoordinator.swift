@@ -81,6 +81,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   var groupSession: (group: SyncGroup, session: GroupSession)?
   /// The addresses LMS has for the group's members, by MAC; and the group they were read for.
   var groupAddresses: [String: String] = [:]
+  /// LMS's audio delay for this player (`playDelay`, ms), read while it is in a group.
+  var playDelayMilliseconds = 0
   var groupAddressesReadFor: SyncGroup?
   /// The host of the server a saved state names (the group's interface before the server is back).
   var savedServerHost: String?
@@ -113,6 +115,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
         groupAddressesReadFor = machine.group
         readGroupAddresses()
       }
+      if !machine.groupPeers.isEmpty { readPlayDelay() }
     }
   }
 

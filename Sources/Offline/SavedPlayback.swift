@@ -20,6 +20,8 @@ public struct SavedPlayback: Equatable, Sendable {
   /// restarted while the server is away finds the others and falls in with them.
   public var group: SyncGroup?
   public var groupAddresses: [String: String] = [:]
+  /// LMS's audio delay for this player in its group (`playDelay`, ms), kept by the group's clock.
+  public var playDelayMilliseconds = 0
 
   public var json: JSONValue {
     var members: [String: JSONValue] = [
@@ -32,6 +34,7 @@ public struct SavedPlayback: Equatable, Sendable {
       members["group"] = [
         "master": .string(group.master), "slaves": .array(group.slaves.map(JSONValue.string)),
         "addresses": .object(groupAddresses.mapValues(JSONValue.string)),
+        "play_delay_ms": .number(Double(playDelayMilliseconds)),
       ]
     }
     return .object(members)
@@ -39,7 +42,8 @@ public struct SavedPlayback: Equatable, Sendable {
 
   public init(
     server: String, playlistTimestamp: Double?, index: Int, position: Double, sampleRate: Int,
-    trackCount: Int? = nil, queue: [QueueTrack], group: SyncGroup? = nil, groupAddresses: [String: String] = [:]
+    trackCount: Int? = nil, queue: [QueueTrack], group: SyncGroup? = nil, groupAddresses: [String: String] = [:],
+    playDelayMilliseconds: Int = 0
   ) {
     self.server = server
     self.playlistTimestamp = playlistTimestamp
@@ -50,6 +54,7 @@ public struct SavedPlayback: Equatable, Sendable {
     self.queue = queue
     self.group = group
     self.groupAddresses = groupAddresses
+    self.playDelayMilliseconds = playDelayMilliseconds
   }
 
   public init?(_ value: JSONValue) {
@@ -67,7 +72,8 @@ public struct SavedPlayback: Equatable, Sendable {
     self.init(
       server: server, playlistTimestamp: value["playlist_timestamp"]?.double, index: index, position: position,
       sampleRate: value["sample_rate"]?.int ?? 44100, trackCount: value["track_count"]?.int,
-      queue: queue.compactMap(QueueTrack.init), group: group, groupAddresses: addresses)
+      queue: queue.compactMap(QueueTrack.init), group: group, groupAddresses: addresses,
+      playDelayMilliseconds: value["group"]?["play_delay_ms"]?.int ?? 0)
   }
 
   public static func load(from path: String) -> SavedPlayback? {

@@ -153,10 +153,11 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
       queue: [track])
     try saved.save(to: folder + "/playback.json")
     #expect(SavedPlayback.load(from: folder + "/playback.json") == saved)
-    // A member of a sync group keeps its group and the members' addresses.
+    // A member of a sync group keeps its group, the members' addresses and its audio delay.
     var grouped = saved
     grouped.group = SyncGroup(master: "02:11:22:33:55:01", slaves: ["02:11:22:33:55:02", "02:11:22:33:55:03"])
     grouped.groupAddresses = ["02:11:22:33:55:01": "192.168.1.20", "02:11:22:33:55:03": "192.168.1.22"]
+    grouped.playDelayMilliseconds = 25
     try grouped.save(to: folder + "/grouped.json")
     #expect(SavedPlayback.load(from: folder + "/grouped.json") == grouped)
     write(folder + "/broken.json", Array("{\"server\":".utf8))

@@ -72,8 +72,9 @@ extension OfflineCoordinator {
   /// the same: every member gives and compares its position as it would be without its own delay.
   func playDelayFrames(sampleRate: Int) -> Int { playDelayMilliseconds * sampleRate / 1000 }
 
-  /// This player's audio delay, read with the group's status polls (the listener may change it).
+  /// This player's audio delay, read as it joins a group and as each track starts in one.
   func readPlayDelay() {
+    guard !machine.groupPeers.isEmpty, machine.isConnected else { return }
     client.request(["playerpref", "playDelay", "?"]).hop(to: eventLoop).assumeIsolated().whenSuccess { [self] result in
       guard let delay = result["_p2"]?.int, delay != playDelayMilliseconds else { return }
       groupLogger.info("the server plays this player \(delay) ms early in its group (its audio delay)")

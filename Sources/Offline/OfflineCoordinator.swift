@@ -114,8 +114,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       if machine.group != groupAddressesReadFor {
         groupAddressesReadFor = machine.group
         readGroupAddresses()
+        readPlayDelay()
       }
-      if !machine.groupPeers.isEmpty { readPlayDelay() }
     }
   }
 
@@ -149,8 +149,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   }
 
   public func handle(_ message: ServerMessage) {
-    if case .stream(let command) = message {
-      logger.debug("strm \(command.command) (\(machine.state))")
+    if case .stream(let command) = message, command.command != .status {
+      logger.debug("strm \(command.command) \(command.autostart) value \(command.value) (\(machine.state))")
     }
     let groupKeepsTime = groupSession?.session.keepsTheGroupsTime() ?? false
     perform(machine.serverMessage(message, facts: facts(), groupKeepsTime: groupKeepsTime))
@@ -199,6 +199,8 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
 
   public func trackStarted(_ id: Int) {
     nextTrackWait.trackStarted(id, at: MonotonicClock.nanoseconds())
+    // The listener may change the delay at any time; LMS applies it as a group's track starts.
+    readPlayDelay()
     perform(machine.trackStarted(id))
   }
 
@@ -217,71 +219,6 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   public func playbackEnded() {
     if machine.state == .offline { logger.notice("offline: the cached queue has played out") }
   }
-
-  // MARK: Facts
-
-  func facts() -> OfflineStateMachine.EngineFacts {
-    var facts = OfflineStateMachine.EngineFacts(
-      output: engine.isPlaying ? .playing : engine.isPaused ? .paused : .idle)
-    if let source = engine.decodingSource {
-      facts.decoding = source.fromCache ? .localFile(track: source.trackID) : .liveStream(track: source.trackID)
-    } else if let last = engine.lastDecodedTrack() {
-      facts.lastDecodedTrack = last.id
-      facts.lastDecodedCutShort = isCutShort(last.id)
-    }
-    if let heard = engine.heardPosition() {
-      facts.heard = .init(engineTrack: heard.trackID, seconds: Double(heard.milliseconds) / 1000)
-    }
-    return facts
-  }
-
-  /// LMS streams without a length, so a dying server looks like the end of the track: a track
-  /// that ended well short of its duration was cut.
-  private func isCutShort(_ id: Int) -> Bool {
-    guard let last = engine.lastDecodedTrack(), last.id == id, let rate = last.sampleRate,
-      let placement = machine.ledger.placement(of: id),
-      let duration = machine.ledger.track(at: placement.queueIndex)?.duration
-    else { return false }
-    let expected = Int((duration - placement.startSeconds) * Double(rate))
-    return last.frames + rate / 10 < expected
-  }
-
-  /// LMS moves its current entry when the player's STMs reaches it; after a partition a new HTTP
-  /// connection can beat the STMs's retransmission. A status that still shows the end of the
-  /// entry before the one just started is that lag, not a misplaced track: it places nothing.
-  private func describesTheTrackBefore(_ status: LMSStatus, heard: OfflineStateMachine.EngineFacts.Heard) -> Bool {
-    guard heard.seconds < 5, let current = status.currentIndex,
-      let placement = machine.ledger.placement(of: heard.engineTrack), current == placement.queueIndex - 1,
-      let previous = machine.ledger.track(at: current), let duration = previous.duration
-    else { return false }
-    return status.time >= duration - 2
-  }
-
-  /// The facts as the server goes. A dying server's stream ends cleanly and the player asks for
-  /// the next track, so the server may have sent one or more after a track it cut: the earliest
-  /// cut track is where the cache takes over, whatever came after it.
-  func handoffFacts() -> OfflineStateMachine.EngineFacts {
-    var facts = facts()
-    if let cut = engine.trackProgress().first(where: isCut) {
-      facts.decoding = .idle
-      facts.lastDecodedTrack = cut.id
-      facts.lastDecodedCutShort = true
-    }
-    return facts
-  }
-
-  /// A server stream that ended, or failed, well short of its track's duration.
-  private func isCut(_ track: TrackProgress) -> Bool {
-    guard !track.fromCache, let frames = track.decodedFrames,
-      let placement = machine.ledger.placement(of: track.id),
-      let duration = machine.ledger.track(at: placement.queueIndex)?.duration, duration > 0.1
-    else { return false }
-    // Not one frame (a stream that ended inside its header) is cut whatever the rate.
-    guard let rate = track.sampleRate else { return frames == 0 }
-    return frames + rate / 10 < Int((duration - placement.startSeconds) * Double(rate))
-  }
-
-  func hasUsableCopy(_ track: QueueTrack) -> Bool { cachedSource(for: track) != nil }
 
   // MARK: Actions
 

@@ -115,10 +115,6 @@ public final class PlayerSession: PlaybackReporter {
 
   public func handle(_ message: ServerMessage) {
     lastMessageNanoseconds = MonotonicClock.nanoseconds()
-    if case .stream(let command) = message, command.command != .status {
-      let letter = Character(UnicodeScalar(command.command.rawValue))
-      logger.debug("strm \(letter) \(command.autostart) value \(command.value)")
-    }
     switch message {
     case .stream(let command) where command.command == .status:
       // Answered at once: LMS and aioslimproto drop a player that stays silent.

@@ -83,6 +83,31 @@ import Testing
     #expect(machine.serverViewMilliseconds == 0)
   }
 
+  /// LMS's view was of the player in its group: once the server shows it out of the group (or in
+  /// another), the elapsed time it is told is the heard one again, within the same connection.
+  @Test func theServersViewEndsWhenThePlayerLeavesItsGroup() {
+    var machine = OfflineStateMachine(player: Self.member)
+    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
+    machine.trackCreated(1, facts: Facts())
+    _ = machine.trackStarted(1)
+    _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 1))
+    let skip = ServerMessage.stream(StreamCommand(command: .skipAhead, value: 12))
+    _ = machine.serverMessage(skip, facts: Self.playing(1, at: 2), groupKeepsTime: true)
+    // The same group polled again keeps the view.
+    _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 3))
+    #expect(machine.reportedElapsedMilliseconds(engineMilliseconds: 3000, heardTrack: 1) == 3012)
+
+    _ = machine.statusPolled(Self.status(current: 0, group: nil), facts: Self.playing(1, at: 4))
+    #expect(machine.serverViewMilliseconds == 0)
+    #expect(machine.reportedElapsedMilliseconds(engineMilliseconds: 4000, heardTrack: 1) == 4000)
+
+    let other = SyncGroup(master: Self.member, slaves: ["02:11:22:33:55:09"])
+    _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 5))
+    _ = machine.serverMessage(skip, facts: Self.playing(1, at: 5), groupKeepsTime: true)
+    _ = machine.statusPolled(Self.status(current: 0, group: other), facts: Self.playing(1, at: 6))
+    #expect(machine.serverViewMilliseconds == 0)
+  }
+
   @Test func theGroupIsRememberedFromTheServersStatus() {
     let machine = Self.reconnected(as: Self.member)
     #expect(machine.group == Self.group)

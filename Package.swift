@@ -122,7 +122,7 @@ let package = Package(
     .target(
       name: "GroupSync",
       dependencies: [
-        "SlimProto", "Support",
+        "CSupport", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "Logging", package: "swift-log"),
@@ -242,7 +242,15 @@ let package = Package(
       name: "LocalControlTests",
       dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],
       swiftSettings: strict),
-    .testTarget(name: "GroupSyncTests", dependencies: ["GroupSync", "SlimProto"], swiftSettings: strict),
+    .testTarget(
+      name: "GroupSyncTests",
+      dependencies: [
+        "GroupSync", "SlimProto", "Support",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
+      ],
+      swiftSettings: strict),
     .testTarget(
       name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection", "Support", "TestSupport"],
       swiftSettings: strict),

@@ -9,7 +9,8 @@ import SlimProto
 /// members agree on a leader without negotiating (`LeaderChoice`); the others learn the leader's
 /// clock by NTP-style exchanges (`ClockOffset`), compare the leader's play point with their own at
 /// the same instant, and correct the difference as LMS does a synced player's: frames skipped
-/// when behind, silence when ahead. A correction moves the position at once but what is heard only
+/// when behind, silence when ahead. What the leader's clock may be wrong by (a loaded machine
+/// holds replies up) is not corrected: it widens the tolerance, and beyond 1.5 ms stops judging. A correction moves the position at once but what is heard only
 /// after the device's delay, so the next is judged only on play points taken after a pause.
 public struct GroupClock: Sendable {
   public enum LogLevel: Equatable, Sendable { case info, notice, warning }
@@ -29,11 +30,17 @@ public struct GroupClock: Sendable {
     public var memberTimeout: UInt64 = 3_000_000_000
     /// Time requests while the leader's clock is not yet known well, then once this often.
     public var quickRequestInterval: UInt64 = 250_000_000
-    public var requestInterval: UInt64 = 1_000_000_000
+    /// Twice a second: on a loaded machine most exchanges are held up, and the more there are,
+    /// the sooner a quick one comes (`ClockOffset`).
+    public var requestInterval: UInt64 = 500_000_000
     /// Exchanges made quickly before settling into `requestInterval`.
     public var quickRequests = 4
     /// Differences smaller than this (in milliseconds) are left alone: a correction is heard.
+    /// The leader's clock is known only to within an uncertainty (`ClockOffset`), which is added:
+    /// a difference that may be the clock's error is not corrected.
     public var toleranceMilliseconds = 0.3
+    /// While the leader's clock is known no better than this (ms), nothing is judged.
+    public var largestClockUncertaintyMilliseconds = 1.5
     /// After a correction, play points taken before this long has passed are not compared: a
     /// correction moves the position at once, what is heard only once the device has played
     /// what it held (a pipe's 64 KiB, a sound card's buffer).
@@ -75,6 +82,8 @@ public struct GroupClock: Sendable {
   private var differences: [Int] = []
   /// Readings too scattered to correct by were logged once.
   private var reportedCoarse = false
+  /// The leader's clock was logged as too uncertain to judge by (cleared once it is known again).
+  private var reportedUncertainClock = false
 
   public init(
     player: MACAddress, master: MACAddress, members: Set<MACAddress>, configuration: Configuration = Configuration()
@@ -101,7 +110,7 @@ public struct GroupClock: Sendable {
   /// that joins the group starts.
   public func leaderPlayPoint(at now: UInt64) -> GroupMessage.PlayPoint? {
     guard let leader, leader != player, let last = lastPoints[leader], last.point.state == .playing,
-      let heardAt = clocks[leader]?.local(last.point.heardAt), now &- heardAt <= configuration.freshness
+      let heardAt = clocks[leader]?.local(last.point.heardAt, at: now), now &- heardAt <= configuration.freshness
     else { return nil }
     var point = last.point
     let elapsed = now - heardAt
@@ -121,7 +130,7 @@ public struct GroupClock: Sendable {
   /// measure each other to a fraction of one. With a member that is not heard (another kind of
   /// player) LMS keeps the group's time while it is there, and this clock only while it is away.
   public func keepsTheGroupsTime(at now: UInt64) -> Bool {
-    guard playing, let leader, leader == player || clocks[leader]?.best != nil else { return false }
+    guard playing, let leader, leader == player || clocks[leader]?.best(at: now) != nil else { return false }
     return members.allSatisfy { member in
       guard member != player else { return true }
       guard let last = lastPoints[member], now &- last.at <= configuration.memberTimeout else { return false }
@@ -156,18 +165,22 @@ public struct GroupClock: Sendable {
   }
 
   /// A message from another member, already filtered and authenticated; `own` is this member's
-  /// play point now.
-  public mutating func received(_ message: GroupMessage, now: UInt64, own: GroupMessage.PlayPoint?) -> [Action] {
+  /// play point now. `arrivedAt`: when the network delivered it (the kernel's time; by default
+  /// now), which dates a time exchange without the wait for this member's thread.
+  public mutating func received(
+    _ message: GroupMessage, now: UInt64, arrivedAt: UInt64? = nil, own: GroupMessage.PlayPoint?
+  ) -> [Action] {
     guard message.sender != player else { return [] }
+    let arrivedAt = arrivedAt ?? now
     switch message.body {
     case .timeRequest(let sent):
-      return [.send(.timeReply(requestSent: sent, received: now, sent: now))]
+      return [.send(.timeReply(requestSent: sent, received: arrivedAt, sent: now))]
     case .timeReply(let requestSent, let received, let sent):
       // Only the answer to a request of ours counts once: a copy or a replay answers nothing.
       guard let asked = outstanding.firstIndex(of: requestSent) else { return [] }
       outstanding.remove(at: asked)
       clocks[message.sender, default: ClockOffset()].record(
-        requestSent: requestSent, received: received, replied: sent, replyReceived: now)
+        requestSent: requestSent, received: received, replied: sent, replyReceived: arrivedAt)
       return []
     case .playPoint(let point):
       lastPoints[message.sender] = (point, now)
@@ -190,8 +203,9 @@ public struct GroupClock: Sendable {
     _ point: GroupMessage.PlayPoint, of sender: MACAddress, now: UInt64, own: GroupMessage.PlayPoint?
   ) -> [Action] {
     guard sender == leader, let own, own.state == .playing, point.state == .playing,
-      let heardAt = clocks[sender]?.local(point.heardAt)
+      let clock = clocks[sender]?.best(at: now)
     else { return [] }
+    let heardAt = UInt64(bitPattern: Int64(bitPattern: point.heardAt) &- clock.offset)
     let age = heardAt > now ? heardAt - now : now - heardAt
     guard age <= configuration.freshness else {
       return [.log(.warning, "a play point from \(sender) dated \(age / 1_000_000) ms from now: ignored")]
@@ -205,11 +219,28 @@ public struct GroupClock: Sendable {
       differences = []
       return []
     }
+    let uncertainty = clock.uncertainty(at: now)
+    guard Double(uncertainty) <= configuration.largestClockUncertaintyMilliseconds * 1_000_000 else {
+      differences = []
+      guard !reportedUncertainClock else { return [] }
+      reportedUncertainClock = true
+      return [
+        .log(
+          .notice,
+          "\(sender)'s clock is known only to ±\(uncertainty / 1000) µs (its replies are held up); "
+            + "not judged until it is known better")
+      ]
+    }
+    var actions: [Action] = []
+    if reportedUncertainClock {
+      reportedUncertainClock = false
+      actions.append(.log(.info, "\(sender)'s clock is known to ±\(uncertainty / 1000) µs again"))
+    }
     let rate = Int64(own.sampleRate)
     let sinceOwn = Int64(bitPattern: heardAt &- own.heardAt)
     let ownThen = Int64(own.frame) + sinceOwn / 1_000_000_000 * rate + sinceOwn % 1_000_000_000 * rate / 1_000_000_000
     differences.append(Int(ownThen - Int64(point.frame)))
-    guard differences.count >= configuration.readings else { return [] }
+    guard differences.count >= configuration.readings else { return actions }
     let sorted = differences.sorted()
     let difference = sorted[sorted.count / 2]
     let tolerance = Int((configuration.toleranceMilliseconds * Double(rate) / 1000).rounded(.up))
@@ -217,30 +248,30 @@ public struct GroupClock: Sendable {
     // A sound server's delay estimate moves by a few periods: three times the readings, whose
     // median is then as good, as long as their middle half stays within a couple of milliseconds.
     let enough = spread <= 2 * tolerance || differences.count >= 3 * configuration.readings
-    guard enough else { return [] }
+    guard enough else { return actions }
     differences = []
     guard spread <= 8 * tolerance else {
-      if !reportedCoarse {
-        reportedCoarse = true
-        return [
-          .log(
-            .notice,
-            "this player's position reads too coarsely to correct by (\(spread) frames apart); left alone")
-        ]
-      }
-      return []
+      guard !reportedCoarse else { return actions }
+      reportedCoarse = true
+      return actions + [
+        .log(.notice, "this player's position reads too coarsely to correct by (\(spread) frames apart); left alone")
+      ]
     }
-    guard abs(difference) >= tolerance else {
-      guard isJoining else { return [] }
+    let clockError = Int(uncertainty) * Int(rate) / 1_000_000_000
+    guard abs(difference) >= tolerance + clockError else {
+      guard isJoining else { return actions }
       isJoining = false
-      return [.log(.notice, "in step with \(sender)")]
+      return actions + [.log(.notice, "in step with \(sender)")]
     }
     let microseconds = abs(difference) * 1_000_000 / Int(rate)
     let way = difference > 0 ? "ahead of" : "behind"
     settledAt = now + configuration.settleNanoseconds
-    return [
+    return actions + [
       .nudge(frames: difference),
-      .log(.info, "\(abs(difference)) frames (\(microseconds) µs) \(way) \(sender): corrected"),
+      .log(
+        .info,
+        "\(abs(difference)) frames (\(microseconds) µs) \(way) \(sender) (its clock known to ±\(uncertainty / 1000) µs): "
+          + "corrected"),
     ]
   }
 }

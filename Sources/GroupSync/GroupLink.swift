@@ -1,3 +1,4 @@
+import CSupport
 import Logging
 import NIOCore
 import NIOPosix
@@ -10,7 +11,10 @@ import SlimProto
 /// The group's datagrams on the LAN: one multicast address and port, joined on the interface that
 /// reaches LMS (loopback when LMS runs on this machine), so several players on one machine and
 /// players across the LAN hear each other alike. Sends stamp sender, group, boot and sequence, and
-/// sign with the key when there is one. Confined to its event loop.
+/// sign with the key when there is one. Each datagram comes with the time the kernel received it:
+/// on a loaded machine the event loop can get to it milliseconds later, and a time exchange
+/// (`ClockOffset`) dated then reads the other member's clock off by half of that. Confined to its
+/// event loop.
 public final class GroupLink: @unchecked Sendable {
   public struct Configuration: Sendable {
     public var groupAddress: String
@@ -27,7 +31,9 @@ public final class GroupLink: @unchecked Sendable {
     }
   }
 
-  public typealias Receive = @Sendable (GroupMessage, _ from: String, MessageFilter.Authentication) -> Void
+  /// `arrivedAt`: when the kernel received it (CLOCK_MONOTONIC ns; nil when not known).
+  public typealias Receive =
+    @Sendable (GroupMessage, _ from: String, MessageFilter.Authentication, _ arrivedAt: UInt64?) -> Void
 
   public let configuration: Configuration
   let player: MACAddress
@@ -59,15 +65,22 @@ public final class GroupLink: @unchecked Sendable {
     }
     self.destination = destination
     let interface = configuration.interfaceAddress.flatMap { try? SocketAddress(ipAddress: $0, port: 0) }
+    guard case .v4(let bound) = destination else {
+      return eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+    }
+    // Made here, not by the bootstrap, to read each datagram's arrival time from it.
+    let socket = slimplay_udp_socket(bound.address.sin_addr.s_addr, UInt16(configuration.port))
+    guard socket >= 0 else {
+      return eventLoop.makeFailedFuture(IOError(errnoCode: -socket, reason: "bind"))
+    }
     return DatagramBootstrap(group: eventLoop)
-      .channelOption(.socketOption(.so_reuseaddr), value: 1)
       .channelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
           try channel.pipeline.syncOperations.addHandler(
-            GroupDatagramHandler(key: key, logger: logger, receive: receive))
+            GroupDatagramHandler(socket: socket, key: key, logger: logger, receive: receive))
         }
       }
-      .bind(to: destination)
+      .withBoundSocket(socket)
       .flatMap { (channel: any Channel) -> EventLoopFuture<any Channel> in
         guard let provider = channel as? any SocketOptionProvider, case .v4(let group) = destination else {
           return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
@@ -139,11 +152,15 @@ public final class GroupLink: @unchecked Sendable {
 private final class GroupDatagramHandler: ChannelInboundHandler {
   typealias InboundIn = AddressedEnvelope<ByteBuffer>
 
+  /// The channel's socket: NIO reads one datagram and hands it on before it reads the next, so
+  /// the kernel's time for the last one read is this datagram's.
+  let socket: CInt
   let key: GroupKey?
   let logger: Logger
   let receive: GroupLink.Receive
 
-  init(key: GroupKey?, logger: Logger, receive: @escaping GroupLink.Receive) {
+  init(socket: CInt, key: GroupKey?, logger: Logger, receive: @escaping GroupLink.Receive) {
+    self.socket = socket
     self.key = key
     self.logger = logger
     self.receive = receive
@@ -151,6 +168,7 @@ private final class GroupDatagramHandler: ChannelInboundHandler {
 
   func channelRead(context: ChannelHandlerContext, data: NIOAny) {
     let envelope = unwrapInboundIn(data)
+    let arrival = slimplay_datagram_arrival(socket)
     let source = envelope.remoteAddress.ipAddress ?? "?"
     let decoded: (message: GroupMessage, tag: GroupMessage.Tag?)
     do {
@@ -165,6 +183,6 @@ private final class GroupDatagramHandler: ChannelInboundHandler {
       } else {
         .notRequired
       }
-    receive(decoded.message, source, authentication)
+    receive(decoded.message, source, authentication, arrival == 0 ? nil : arrival)
   }
 }

@@ -38,8 +38,8 @@ public final class GroupSession: @unchecked Sendable {
   }
 
   public func start() {
-    link.open { [self] message, source, authentication in
-      received(message, from: source, authentication: authentication)
+    link.open { [self] message, source, authentication, arrivedAt in
+      received(message, from: source, authentication: authentication, arrivedAt: arrivedAt)
     }.whenComplete { [self] result in
       switch result {
       case .failure(let error):
@@ -71,13 +71,16 @@ public final class GroupSession: @unchecked Sendable {
     link.close()
   }
 
-  private func received(_ message: GroupMessage, from source: String, authentication: MessageFilter.Authentication) {
+  private func received(
+    _ message: GroupMessage, from source: String, authentication: MessageFilter.Authentication, arrivedAt: UInt64?
+  ) {
     // Its own datagrams come back on the loop.
     guard message.sender != link.player else { return }
     switch filter.check(message, from: source, authentication: authentication) {
     case .accepted:
       let now = MonotonicClock.nanoseconds()
-      perform(clock.received(message, now: now, own: ownPlayPoint(now)))
+      perform(
+        clock.received(message, now: now, arrivedAt: arrivedAt.map { min($0, now) } ?? now, own: ownPlayPoint(now)))
     case .otherGroup:
       break
     case .refused(let why):

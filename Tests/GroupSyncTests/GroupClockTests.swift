@@ -31,6 +31,22 @@ import Testing
     /// estimate), drawn from a fixed sequence.
     var jitter: Double = 0
     var draws: UInt64 = 0x2545_F491_4F6C_DD1D
+    /// Time replies reach this member up to this many ns late (a loaded machine that does not run
+    /// its thread at once), each drawn from the same sequence; at least `heldUpAtLeast`.
+    var heldUp: UInt64 = 0
+    var heldUpAtLeast: UInt64 = 0
+    /// The network delivered the held-up replies on time and says when (the kernel's receive time):
+    /// only this member's thread got to them late.
+    var knowsArrival = false
+
+    mutating func draw() -> Double {
+      draws = draws &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return Double(draws >> 11) / Double(1 << 53)
+    }
+
+    mutating func replyDelay() -> UInt64 {
+      heldUp == 0 ? 0 : heldUpAtLeast + UInt64(draw() * Double(heldUp - heldUpAtLeast))
+    }
 
     /// Frames heard at true time `t` (ns).
     func frame(at t: UInt64) -> Double {
@@ -39,8 +55,7 @@ import Testing
 
     mutating func own(at t: UInt64) -> GroupMessage.PlayPoint? {
       guard playing else { return nil }
-      draws = draws &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-      let noise = jitter * (Double(draws >> 11) / Double(1 << 53) * 2 - 1)
+      let noise = jitter * (draw() * 2 - 1)
       return GroupMessage.PlayPoint(
         queueIndex: queueIndex, trackID: 42, sampleRate: UInt32(GroupClockTests.rate),
         frame: UInt64(max(0, ((frame(at: t) + noise) / quantum).rounded(.down) * quantum)), heardAt: t &+ clockOffset)
@@ -74,9 +89,12 @@ import Testing
           let message = GroupMessage(
             sender: members[from].clock.player, group: master, boot: 1, sequence: members[from].sequence, body: body)
           for index in members.indices where index != from {
-            let now = delivery &+ members[index].clockOffset
-            let own = members[index].own(at: delivery)
-            let actions = members[index].clock.received(message, now: now, own: own)
+            var read = delivery
+            if case .timeReply = body { read += members[index].replyDelay() }
+            let now = read &+ members[index].clockOffset
+            let own = members[index].own(at: read)
+            let arrivedAt = members[index].knowsArrival ? delivery &+ members[index].clockOffset : nil
+            let actions = members[index].clock.received(message, now: now, arrivedAt: arrivedAt, own: own)
             next += apply(actions, to: &members[index]).map { (index, $0) }
           }
         }
@@ -234,6 +252,50 @@ import Testing
     }
   }
 
+  @Test func repliesHeldUpOnALoadedMachineDoNotMoveTheFollower() {
+    // Every time reply reaches the follower 0 to 8 ms late: an exchange then reads the leader's
+    // clock up to 4 ms off. The quickest recent exchange is believed, and what it may still be
+    // wrong by is not corrected: the follower, 50 ppm fast, stays within a millisecond.
+    var members = [
+      Self.member(Self.master, clockOffset: 0),
+      Self.member(Self.second, clockOffset: 3_000_000_000, ppm: 50),
+    ]
+    members[1].heldUp = 8_000_000
+    let worst = Self.run(&members, seconds: 180, judgeLast: 170)
+    #expect(worst[1] <= Double(Self.rate) / 1000, "worst \(worst[1]) frames")
+    #expect(members[1].corrections.count >= 5, "\(members[1].corrections)")
+  }
+
+  @Test func aLeaderWhoseClockIsKnownTooLooselyIsNotFollowed() {
+    // Every reply is 4 to 8 ms late: the leader's clock is known to ±2 ms at best, more than the
+    // members may be apart. The follower, 100 frames (2.3 ms) ahead, is left alone and says why.
+    var members = [
+      Self.member(Self.master, clockOffset: 0),
+      Self.member(Self.second, clockOffset: 0, startFrame: 100),
+    ]
+    members[1].heldUp = 8_000_000
+    members[1].heldUpAtLeast = 4_000_000
+    _ = Self.run(&members, seconds: 20)
+    #expect(members[1].corrections.isEmpty, "\(members[1].corrections)")
+    #expect(members[1].logs.filter { $0.contains("clock is known only to") }.count == 1, "\(members[1].logs)")
+  }
+
+  @Test func repliesReadLateAreDatedByTheirArrival() {
+    // The same replies, 4 to 8 ms late, but only because this member's thread was not run: dated
+    // by when they arrived, the leader's clock is known as well as on an idle machine, and the
+    // follower 100 frames ahead is brought into step at once.
+    var members = [
+      Self.member(Self.master, clockOffset: 0),
+      Self.member(Self.second, clockOffset: 2_000_000_000, startFrame: 100),
+    ]
+    members[1].heldUp = 8_000_000
+    members[1].heldUpAtLeast = 4_000_000
+    members[1].knowsArrival = true
+    let worst = Self.run(&members, seconds: 10, judgeLast: 5)
+    #expect(members[1].corrections.count == 1, "\(members[1].corrections)")
+    #expect(worst[1] <= 1)
+  }
+
   @Test func aSmallDifferenceIsLeftAlone() {
     // 10 frames (0.23 ms) is under the 0.3 ms tolerance: a correction would be heard for nothing.
     var members = [
@@ -257,17 +319,26 @@ import Testing
   }
 
   @Test func aPositionThatJittersIsCorrectedByTheMedianOfMoreReadings() {
-    // A sound server's estimate: ±60 frames (1.4 ms) around the truth; 120 frames (2.7 ms) apart.
-    var members = [
-      Self.member(Self.master, clockOffset: 0),
-      Self.member(Self.second, clockOffset: 0, startFrame: 120),
-    ]
-    members[0].jitter = 60
-    members[1].jitter = 60
-    let worst = Self.run(&members, seconds: 30, judgeLast: 15)
-    #expect(!members[1].corrections.isEmpty)
-    #expect(worst[1] <= 30, "\(worst[1]) frames; corrections \(members[1].corrections)")
-    #expect(!members[1].logs.contains { $0.contains("reads too coarsely") })
+    // A sound server's estimate: ±60 frames (1.4 ms) around the truth, on both members; 120 frames
+    // (2.7 ms) apart. One draw of the noise can be kind or not: 20 of them. A single reading would
+    // be corrected by up to 120 frames wrong; the median of more readings brings every run within
+    // the noise's own reach, and most within the millisecond a group keeps.
+    var worsts: [Double] = []
+    for seed: UInt64 in 1...20 {
+      var members = [
+        Self.member(Self.master, clockOffset: 0),
+        Self.member(Self.second, clockOffset: 0, startFrame: 120),
+      ]
+      members[0].jitter = 60
+      members[1].jitter = 60
+      members[0].draws = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1
+      members[1].draws = seed &* 0xBF58_476D_1CE4_E5B9 &+ 7
+      let worst = Self.run(&members, seconds: 30, judgeLast: 15)
+      #expect(!members[1].corrections.isEmpty, "seed \(seed)")
+      #expect(worst[1] <= 70, "seed \(seed): \(worst[1]) frames; corrections \(members[1].corrections)")
+      worsts.append(worst[1])
+    }
+    #expect(worsts.sorted()[worsts.count / 2] <= Double(Self.rate) / 1000, "\(worsts.sorted())")
   }
 
   @Test func anotherTrackOrAPausedLeaderIsNotFollowed() {

@@ -11,25 +11,47 @@ import Testing
     let kept = clock.record(
       requestSent: 100 * ms, received: 106 * ms, replied: 106 * ms + 200_000, replyReceived: 102 * ms + 200_000)
     #expect(kept)
-    let best = try #require(clock.best)
+    let best = try #require(clock.best(at: 103 * ms))
     #expect(best.offset == 5 * Int64(ms))
     #expect(best.roundTrip == 2 * ms)
-    #expect(clock.local(200 * ms) == 195 * ms)
+    #expect(best.uncertainty(at: 102 * ms + 200_000) == 1 * ms)
+    #expect(clock.local(200 * ms, at: 103 * ms) == 195 * ms)
   }
 
-  @Test func theShortestRoundTripOfTheLastEightIsBelieved() throws {
+  @Test func theShortestRoundTripOfTheLastFewIsBelieved() throws {
     var clock = ClockOffset()
     let ms: UInt64 = 1_000_000
     // A reply held up 30 ms on its way back reads the offset 15 ms off; the quick one wins.
     clock.record(requestSent: 0, received: 1 * ms, replied: 1 * ms, replyReceived: 32 * ms)
     clock.record(requestSent: 100 * ms, received: 101 * ms, replied: 101 * ms, replyReceived: 102 * ms)
-    #expect(try #require(clock.best).offset == 0)
-    for round in 0..<8 {
+    #expect(try #require(clock.best(at: 103 * ms)).offset == 0)
+    for round in 0..<32 {
       let t = UInt64(1000 + round * 100) * ms
       clock.record(requestSent: t, received: t + 3 * ms, replied: t + 3 * ms, replyReceived: t + 4 * ms)
     }
     // The quick exchange has aged out: the best left has a 4 ms round trip.
-    #expect(try #require(clock.best).roundTrip == 4 * ms)
+    #expect(try #require(clock.best(at: 5000 * ms)).roundTrip == 4 * ms)
+  }
+
+  @Test func anExchangeLosesItsWeightAsItAges() throws {
+    var clock = ClockOffset()
+    let ms: UInt64 = 1_000_000
+    // Two clocks drift apart, so an exchange's error grows 15 µs a second: a quick one (0.2 ms round
+    // trip) is believed over a slower one (1 ms) made 20 s later, but not over one made 30 s later.
+    clock.record(requestSent: 0, received: 100_000, replied: 100_000, replyReceived: 200_000)
+    let slower = { (t: UInt64) in (requestSent: t, received: t + 2 * ms, replied: t + 2 * ms, replyReceived: t + 1 * ms)
+    }
+    var exchange = slower(20_000 * ms)
+    clock.record(
+      requestSent: exchange.requestSent, received: exchange.received, replied: exchange.replied,
+      replyReceived: exchange.replyReceived)
+    #expect(try #require(clock.best(at: 20_001 * ms)).offset == 0)
+    exchange = slower(30_000 * ms)
+    clock.record(
+      requestSent: exchange.requestSent, received: exchange.received, replied: exchange.replied,
+      replyReceived: exchange.replyReceived)
+    let best = try #require(clock.best(at: 30_001 * ms))
+    #expect(best.roundTrip == 1 * ms && best.offset == 1_500_000)
   }
 
   @Test func impossibleTimesAreNotKept() {
@@ -38,7 +60,7 @@ import Testing
     let repliedBeforeSent = clock.record(requestSent: 10, received: 5, replied: 6, replyReceived: 9)
     let answerLongerThanTheRoundTrip = clock.record(requestSent: 10, received: 0, replied: 100, replyReceived: 20)
     #expect(!answeredBeforeAsked && !repliedBeforeSent && !answerLongerThanTheRoundTrip)
-    #expect(clock.best == nil)
+    #expect(clock.best(at: 100) == nil)
   }
 }
 

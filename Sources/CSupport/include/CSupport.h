@@ -83,3 +83,12 @@ int slimplay_lirc_open(const char *program, const char *lircrc);
 int slimplay_lirc_next(char *line, long line_size, char *command, long command_size);
 
 #endif
+
+/// A UDP socket (IPv4, non-blocking, close-on-exec, SO_REUSEADDR) bound to `address` (network
+/// order) and `port`, with the kernel's receive timestamps on. The socket, or -errno.
+#include <stdint.h>
+int slimplay_udp_socket(uint32_t address, uint16_t port);
+
+/// When the kernel received the datagram last read from `fd` (SIOCGSTAMPNS), on CLOCK_MONOTONIC
+/// (ns); 0 when it has no such time. The time a thread got round to reading it can be much later.
+uint64_t slimplay_datagram_arrival(int fd);

@@ -6,12 +6,17 @@
  * Unlike a process, a card's clock does not stop when the CPU is busy: a read that is late because
  * this process was not scheduled (the pipe held data all along) keeps the schedule and catches up,
  * and every row is dated on the card's schedule, not when the process got round to the read.
+ * A card's DMA is not late either, and a player reads its delay from what the card holds: a reader
+ * that reads late leaves more in the pipe than a card would, and a player that measured it then
+ * would see itself further behind than it is. So the reader runs at a real-time priority above the
+ * players' output threads (SCHED_FIFO 50; where that is refused it says so and runs as it can).
  *
  *   paced_reader <bytes per second> <ppm> <bytes per read> <timing file>
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +61,10 @@ int main(int argc, char **argv) {
     return 2;
   }
   setvbuf(timing, NULL, _IOLBF, 0);
+  struct sched_param realtime = {.sched_priority = 50};
+  if (sched_setscheduler(0, SCHED_FIFO, &realtime) != 0) {
+    perror("paced_reader: no real-time priority");
+  }
   static char buffer[65536];
   uint64_t total = 0, logged_at = 0, base_time = 0, base_bytes = 0;
   uint64_t log_every = (uint64_t)(rate / 50);

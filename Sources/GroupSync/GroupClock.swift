@@ -10,7 +10,8 @@ import SlimProto
 /// clock by NTP-style exchanges (`ClockOffset`), compare the leader's play point with their own at
 /// the same instant, and correct the difference as LMS does a synced player's: frames skipped
 /// when behind, silence when ahead. What the leader's clock may be wrong by (a loaded machine
-/// holds replies up) is not corrected: it widens the tolerance, and beyond 1.5 ms stops judging. A correction moves the position at once but what is heard only
+/// holds replies up, a slow network too) is not corrected: it widens the tolerance, so the members
+/// stay that close rather than moved by its error. A correction moves the position at once but what is heard only
 /// after the device's delay, so the next is judged only on play points taken after a pause.
 public struct GroupClock: Sendable {
   public enum LogLevel: Equatable, Sendable { case info, notice, warning }
@@ -39,8 +40,9 @@ public struct GroupClock: Sendable {
     /// The leader's clock is known only to within an uncertainty (`ClockOffset`), which is added:
     /// a difference that may be the clock's error is not corrected.
     public var toleranceMilliseconds = 0.3
-    /// While the leader's clock is known no better than this (ms), nothing is judged.
-    public var largestClockUncertaintyMilliseconds = 1.5
+    /// A leader's clock known no better than this (ms) is said in the log: the members are then
+    /// kept only that close (a slow network's round trips), rather than moved by its error.
+    public var looseClockMilliseconds = 1.5
     /// After a correction, play points taken before this long has passed are not compared: a
     /// correction moves the position at once, what is heard only once the device has played
     /// what it held (a pipe's 64 KiB, a sound card's buffer).
@@ -220,21 +222,17 @@ public struct GroupClock: Sendable {
       return []
     }
     let uncertainty = clock.uncertainty(at: now)
-    guard Double(uncertainty) <= configuration.largestClockUncertaintyMilliseconds * 1_000_000 else {
-      differences = []
-      guard !reportedUncertainClock else { return [] }
-      reportedUncertainClock = true
-      return [
-        .log(
-          .notice,
-          "\(sender)'s clock is known only to ±\(uncertainty / 1000) µs (its replies are held up); "
-            + "not judged until it is known better")
-      ]
-    }
     var actions: [Action] = []
-    if reportedUncertainClock {
-      reportedUncertainClock = false
-      actions.append(.log(.info, "\(sender)'s clock is known to ±\(uncertainty / 1000) µs again"))
+    let loose = Double(uncertainty) > configuration.looseClockMilliseconds * 1_000_000
+    if loose != reportedUncertainClock {
+      reportedUncertainClock = loose
+      actions.append(
+        loose
+          ? .log(
+            .notice,
+            "\(sender)'s clock is known only to ±\(uncertainty / 1000) µs (its replies are held up); "
+              + "differences within that are left alone")
+          : .log(.info, "\(sender)'s clock is known to ±\(uncertainty / 1000) µs again"))
     }
     let rate = Int64(own.sampleRate)
     let sinceOwn = Int64(bitPattern: heardAt &- own.heardAt)

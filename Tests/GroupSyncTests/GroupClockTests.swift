@@ -266,17 +266,20 @@ import Testing
     #expect(members[1].corrections.count >= 5, "\(members[1].corrections)")
   }
 
-  @Test func aLeaderWhoseClockIsKnownTooLooselyIsNotFollowed() {
-    // Every reply is 4 to 8 ms late: the leader's clock is known to ±2 ms at best, more than the
-    // members may be apart. The follower, 100 frames (2.3 ms) ahead, is left alone and says why.
+  @Test func aLeaderWhoseClockIsKnownLooselyIsFollowedToWithinItsError() {
+    // Every reply is 4 to 8 ms late and read late: the leader's clock is known to ±2.2 ms at best,
+    // and read off by up to 4.2 ms. A follower 300 frames (6.8 ms) ahead is corrected, and ends
+    // within that error and the tolerance; it is not moved on by the error, and says once why the
+    // members are no closer.
     var members = [
       Self.member(Self.master, clockOffset: 0),
-      Self.member(Self.second, clockOffset: 0, startFrame: 100),
+      Self.member(Self.second, clockOffset: 0, startFrame: 300),
     ]
     members[1].heldUp = 8_000_000
     members[1].heldUpAtLeast = 4_000_000
-    _ = Self.run(&members, seconds: 20)
-    #expect(members[1].corrections.isEmpty, "\(members[1].corrections)")
+    let worst = Self.run(&members, seconds: 30, judgeLast: 20)
+    #expect(members[1].corrections.count == 1, "\(members[1].corrections)")
+    #expect(worst[1] <= (4.2 + 0.3) * Double(Self.rate) / 1000, "\(worst[1]) frames")
     #expect(members[1].logs.filter { $0.contains("clock is known only to") }.count == 1, "\(members[1].logs)")
   }
 

@@ -273,6 +273,11 @@ public final class OutputPlayer: @unchecked Sendable {
       return
     }
     let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
+    // What is readable is taken before the boundaries are looked at: the decoder queues a track's
+    // boundary before its first frame, so every frame this region holds has its boundary visible
+    // below. Taken after, a boundary and the frames behind it published in between would play the
+    // new track's first chunk as the old one (its format, its gain).
+    let region = output.ring.readableRegion()
     var limit = Int.max
     var fadeOut: (position: Int, frames: Int)?
     if let boundary = output.boundaries.peek() {
@@ -298,7 +303,6 @@ public final class OutputPlayer: @unchecked Sendable {
         }
       }
     }
-    let region = output.ring.readableRegion()
     var frames = min(region.count / OutputFrames.bytesPerFrame, limit, device.chunkFrames)
     // With nothing buffered there is nothing to skip yet: the empty ring is handled below (a skip
     // left pending there would spin here until frames came).

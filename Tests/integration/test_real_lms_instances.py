@@ -91,6 +91,11 @@ def test_three_players_on_one_machine_each_resume_their_own_queue(real_lms, star
     # A second process for a player that runs is refused, and says why.
     for room in rooms:
         room.start(wait=False)
+    # The duplicate comes once the running player holds its state folder (it logs its start after
+    # taking it): two processes started together race for it, and either may be the one refused.
+    held_by = time.monotonic() + 10
+    while f"player {rooms[0].mac}" not in rooms[0].player.log() and time.monotonic() < held_by:
+        time.sleep(0.05)
     duplicate = start_player("-s", real_lms.addr, "-m", rooms[0].mac, "-o", "null", name="duplicate",
                              env=rooms[0].env, defaults=True)
     assert duplicate.process.wait(10) != 0

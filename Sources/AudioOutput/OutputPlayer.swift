@@ -273,10 +273,8 @@ public final class OutputPlayer: @unchecked Sendable {
       return
     }
     let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
-    // What is readable is taken before the boundaries are looked at: the decoder queues a track's
-    // boundary before its first frame, so every frame this region holds has its boundary visible
-    // below. Taken after, a boundary and the frames behind it published in between would play the
-    // new track's first chunk as the old one (its format, its gain).
+    // Taken before the boundaries: the decoder queues a track's boundary before its first frame,
+    // so every frame this region holds has its boundary visible below.
     let region = output.ring.readableRegion()
     var limit = Int.max
     var fadeOut: (position: Int, frames: Int)?

@@ -80,7 +80,7 @@ public final class GroupSession: @unchecked Sendable {
     case .accepted:
       let now = MonotonicClock.nanoseconds()
       perform(
-        clock.received(message, now: now, arrivedAt: arrivedAt.map { min($0, now) } ?? now, own: ownPlayPoint(now)))
+        clock.received(message, now: now, arrivedAt: arrivedAt.map { min($0, now) }, own: ownPlayPoint(now)))
     case .otherGroup:
       break
     case .refused(let why):

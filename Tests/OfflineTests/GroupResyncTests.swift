@@ -45,6 +45,16 @@ import Testing
     return machine
   }
 
+  /// `player`, online in the group, engine track 1 (entry 0) heard 1 s in.
+  private static func playingInTheGroup(as player: String) -> OfflineStateMachine {
+    var machine = OfflineStateMachine(player: player)
+    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
+    machine.trackCreated(1, facts: Facts())
+    _ = machine.trackStarted(1)
+    _ = machine.statusPolled(status(current: 0), facts: playing(1, at: 1))
+    return machine
+  }
+
   private static func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMachine.Action] {
     actions.filter { if case .jump = $0 { true } else { false } }
   }
@@ -53,11 +63,7 @@ import Testing
   /// view of the member: not played, but every elapsed time it is told moves by them, until the
   /// connection goes. Without the clock, or beyond 100 ms, they are played.
   @Test func theServersSyncAdjustmentsAreItsViewWhileTheGroupsClockKeepsTime() {
-    var machine = OfflineStateMachine(player: Self.member)
-    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
-    machine.trackCreated(1, facts: Facts())
-    _ = machine.trackStarted(1)
-    _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 1))
+    var machine = Self.playingInTheGroup(as: Self.member)
     let skip = ServerMessage.stream(StreamCommand(command: .skipAhead, value: 12))
     let hold = ServerMessage.stream(StreamCommand(command: .pause, value: 5))
     let pause = ServerMessage.stream(StreamCommand(command: .pause))
@@ -86,11 +92,7 @@ import Testing
   /// LMS's view was of the player in its group: once the server shows it out of the group (or in
   /// another), the elapsed time it is told is the heard one again, within the same connection.
   @Test func theServersViewEndsWhenThePlayerLeavesItsGroup() {
-    var machine = OfflineStateMachine(player: Self.member)
-    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
-    machine.trackCreated(1, facts: Facts())
-    _ = machine.trackStarted(1)
-    _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 1))
+    var machine = Self.playingInTheGroup(as: Self.member)
     let skip = ServerMessage.stream(StreamCommand(command: .skipAhead, value: 12))
     _ = machine.serverMessage(skip, facts: Self.playing(1, at: 2), groupKeepsTime: true)
     // The same group polled again keeps the view.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import statistics
 import subprocess
 import time
@@ -58,6 +59,18 @@ class SyncRig(PulseServer):
               f"master_channel_map=aux{2 * n},aux{2 * n + 1} channel_map=front-left,front-right remix=no"
               for n, sink in enumerate(self.SINKS)],
         ]
+
+    def device_hold_ms(self, binary: str) -> float | None:
+        """What the sound server holds of `binary`'s stream as it says now: its buffer and the sink's
+        latency behind it (None when that player has no stream open)."""
+        held = None
+        for block in self.pactl("list", "sink-inputs").split("Sink Input #")[1:]:
+            if f'application.process.binary = "{binary}"' not in block:
+                continue
+            numbers = [int(m) for m in re.findall(r"(?:Buffer|Sink) Latency: (\d+) usec", block)]
+            if len(numbers) == 2:
+                held = max(held or 0.0, sum(numbers) / 1000)
+        return held
 
     def player_env(self, index: int) -> dict[str, str]:
         """The environment that sends a player's `-o pulse` to its own sink."""
@@ -225,6 +238,8 @@ class PairResult:
     kinds: tuple[str, str]  # (master, the player synced to it)
     phases: list[Phase] = field(default_factory=list)
     logs: dict[str, str] = field(default_factory=dict)
+    # The most the sound server held of squeezelite's stream after the resume (None: no squeezelite).
+    squeezelite_hold_ms: float | None = None
 
     @property
     def label(self) -> str:
@@ -279,7 +294,11 @@ def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *, 
             time.sleep(3)
             lms.unpause(macs[0])
             events["resume"] = clock()
-            time.sleep(phase_seconds)
+            resumed = time.monotonic()
+            while (left := phase_seconds - (time.monotonic() - resumed)) > 0:
+                time.sleep(min(1.0, left))
+                if "squeezelite" in kinds and (held := rig.device_hold_ms("squeezelite")) is not None:
+                    result.squeezelite_hold_ms = max(result.squeezelite_hold_ms or 0.0, held)
             lms.rpc(macs[0], ["playlist", "index", "+1"])
             events["skip"] = clock()
             time.sleep(phase_seconds)

@@ -116,10 +116,11 @@ def test_daemon_runs_in_the_background_and_stops_on_sigterm(server, tmp_path):
         # logrotate's move and SIGHUP: the new file is made where the first one was.
         log.rename(tmp_path / "daemon.log.1")
         os.kill(pid, signal.SIGHUP)
+        # The player makes the file, then writes its line: the line is the condition, not the file.
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and not log.exists():
+        while time.monotonic() < deadline and not (log.exists() and "SIGHUP: log file" in log.read_text()):
             time.sleep(0.05)
-        assert log.exists() and "SIGHUP: log file" in log.read_text()
+        assert log.exists() and "SIGHUP: log file" in log.read_text(), "no line in the reopened log file"
         assert (tmp_path / "state").is_dir(), "the state folder is where it was asked for"
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + 5

@@ -424,7 +424,12 @@ class RealLMS:
             # Once, in CI, the server died before it wrote a line, with nothing else holding its ports: say
             # everything that is known (LMS writes why it gave up to its log, not to its console), clear up
             # and try once more.
-            warnings.warn(f"LMS did not start, trying once more: {error}\n--- the end of server.log:\n{self.log(15)}",
+            # Whether a server is running on the address after all (under another pid than the pid file's)
+            # tells a start the script lost sight of from one that died.
+            running = {pid: _cmdline(pid) for pid in self.strays()}
+            warnings.warn(f"LMS did not start, trying once more: {error}\n--- pid file: {self.pid()} "
+                          f"({_cmdline(self.pid()) if self.pid() else '-'}); LMS processes "
+                          f"on {self.addr} besides it: {running or 'none'}\n--- the end of server.log:\n{self.log(15)}",
                           stacklevel=1)
             self.script_run("stop", timeout=60)
             self.reap_strays()
@@ -723,6 +728,13 @@ class RealLMS:
     @property
     def partitioned(self) -> bool:
         return self._partitioned
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "(gone)"
 
 
 def _descendants(pid: int) -> list[int]:

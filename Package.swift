@@ -61,6 +61,10 @@ let package = Package(
     // Linux calls Swift's Glibc module does not export (eventfd, thread names).
     .target(name: "CSupport", linkerSettings: [.linkedLibrary("asound"), .linkedLibrary("dl")]),
 
+    // glibc 2.38 symbols that a static Swift runtime for aarch64 needs on bookworm's glibc 2.36
+    // (the arm64 package); empty elsewhere.
+    .target(name: "CGlibcCompat"),
+
     // Lock-free rings and the shared audio types of the realtime path.
     .target(name: "AudioBuffers", dependencies: ["CSupport", "Support"], swiftSettings: strict),
 
@@ -178,7 +182,8 @@ let package = Package(
       swiftSettings: strict),
 
     .executableTarget(
-      name: "slimplay", dependencies: ["CSupport", "SlimplayCLI"], exclude: ["link-order.txt", "layout.ld"],
+      name: "slimplay", dependencies: ["CGlibcCompat", "CSupport", "SlimplayCLI"],
+      exclude: ["link-order.txt", "layout.ld"],
       swiftSettings: strict,
       linkerSettings: [
         // Resident memory is mostly code. The static runtime's link arguments export every

@@ -8,6 +8,13 @@ import Synchronization
 /// Lets a realtime thread sleep until there is work, without polling. Built on an eventfd:
 /// `signal()` is one `write`, and only when the sleeper said it is waiting, so a busy producer
 /// makes no system calls at all.
+///
+/// The handshake is a store then a load on each side: the producer publishes its work (its ring's
+/// releasing store) and then reads `sleeping`; the sleeper stores `sleeping` and then reads the
+/// ring (`stillIdle`). Acquire/release alone lets either load pass the store before it (x86's
+/// store buffer does it, ARM more freely), and then each side misses the other's store: a lost
+/// wake-up, ended only by the wait's timeout. A sequentially consistent fence between the store
+/// and the load on both sides forbids that: at least one side sees the other.
 public final class Wakeup: @unchecked Sendable {
   private let fd: Int32
   private let sleeping = Atomic<Bool>(false)
@@ -22,7 +29,8 @@ public final class Wakeup: @unchecked Sendable {
   }
 
   public func signal() {
-    guard sleeping.load(ordering: .acquiring) else { return }
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
+    guard sleeping.load(ordering: .relaxed) else { return }
     var one: UInt64 = 1
     _ = write(fd, &one, 8)
   }
@@ -37,8 +45,9 @@ public final class Wakeup: @unchecked Sendable {
   /// after announcing the sleep, so a signal sent between the caller's last check and the sleep
   /// is never lost.
   public func wait(timeoutMilliseconds: Int32, stillIdle: () -> Bool = { true }) {
-    sleeping.store(true, ordering: .releasing)
+    sleeping.store(true, ordering: .relaxed)
     defer { sleeping.store(false, ordering: .releasing) }
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
     guard stillIdle() else { return }
     var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
     let ready = poll(&descriptor, 1, timeoutMilliseconds)

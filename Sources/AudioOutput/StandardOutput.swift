@@ -26,8 +26,9 @@ public final class StandardOutput: OutputDevice {
   public private(set) var isOpen = false
   public private(set) var sampleRate = 44100
   public private(set) var chunkFrames = 1024
-  /// A pipe is kept in pages: the smallest step in which its reader makes room.
-  private static let readerStep = 4096
+  /// A pipe is kept in pages: the smallest step in which its reader makes room (4 KiB on x86-64,
+  /// 16 KiB under a Raspberry Pi 5's kernel).
+  private let readerStep = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
   /// The deep pipe's size in bytes; 0 when the pipe is kept to a page (or is no pipe).
   private var pipeCapacity = 0
   private var packer: SamplePacker
@@ -63,7 +64,7 @@ public final class StandardOutput: OutputDevice {
     if modeChanged { packer = SamplePacker(format: packer.format, nativeDSD: nativeDSD) }
     if !isOpen || sampleRate != self.sampleRate || modeChanged {
       let frameBytes = packer.bytesPerFrame
-      let size = drainable ? Self.pipeBytes(rate: sampleRate, frameBytes: frameBytes) : 4096
+      let size = drainable ? Self.pipeBytes(rate: sampleRate, frameBytes: frameBytes) : readerStep
       // Fails while the pipe holds more than a smaller size, or for a file or a terminal: such a
       // pipe is written as a shallow one.
       let granted = Int(slimplay_set_pipe_size(fileDescriptor, Int32(size)))
@@ -120,8 +121,8 @@ public final class StandardOutput: OutputDevice {
     let missing = min(byteCount, pipeCapacity) - (pipeCapacity - queued)
     let bytesPerSecond = sampleRate * packer.bytesPerFrame
     guard queued >= 0, missing > 0, bytesPerSecond > 0 else { return 0 }
-    let steps = (missing + Self.readerStep - 1) / Self.readerStep
-    return (steps * Self.readerStep + Self.readerStep / 4) * 1_000_000_000 / bytesPerSecond
+    let steps = (missing + readerStep - 1) / readerStep
+    return (steps * readerStep + readerStep / 4) * 1_000_000_000 / bytesPerSecond
   }
 
   public func nanosecondsUntilRoom(forFrames frames: Int) -> UInt64 {

@@ -45,27 +45,35 @@ public final class OggStreamDecoder: AudioDecoder {
   /// The codec of the stream's first packet; nil until it has arrived (its first 8 bytes).
   static func content(of input: StreamInput) throws(DecodeError) -> Content? {
     let ended = input.hasEnded
-    return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27 + 255 + 8) { buffer throws(DecodeError) in
-      let base = buffer.baseAddress!
+    // A Result out of the closure: Swift 6.2's withUnsafeTemporaryAllocation does not rethrow typed errors.
+    let sniffed = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27 + 255 + 8) { buffer in
       let available = input.ring.peek(into: UnsafeMutableRawBufferPointer(buffer))
-      guard available >= 27 else {
-        if ended { throw .unsupportedStream("stream too short for Ogg") }
-        return nil
+      return Result { () throws(DecodeError) in
+        try content(of: UnsafeBufferPointer(rebasing: buffer[..<available]), ended: ended)
       }
-      guard base[0] == 0x4F, base[1] == 0x67, base[2] == 0x67, base[3] == 0x53 else {
-        throw .unsupportedStream("not an Ogg stream (starts with \(hex(base, 4)))")
-      }
-      let start = 27 + Int(base[26])
-      guard available >= start + 8 else {
-        if ended { throw .unsupportedStream("stream too short for Ogg") }
-        return nil
-      }
-      let packet = UnsafeBufferPointer(start: base + start, count: 8)
-      if packet.starts(with: [0x01] + Array("vorbis".utf8)) { return .vorbis }
-      if packet.starts(with: [0x7F] + Array("FLAC".utf8)) { return .flac }
-      if packet.starts(with: Array("OpusHead".utf8)) { return .opus }
-      throw .unsupportedStream("an Ogg stream of another codec (its first packet starts with \(hex(base + start, 8)))")
     }
+    return try sniffed.get()
+  }
+
+  private static func content(of bytes: UnsafeBufferPointer<UInt8>, ended: Bool) throws(DecodeError) -> Content? {
+    guard bytes.count >= 27 else {
+      if ended { throw .unsupportedStream("stream too short for Ogg") }
+      return nil
+    }
+    let base = bytes.baseAddress!
+    guard base[0] == 0x4F, base[1] == 0x67, base[2] == 0x67, base[3] == 0x53 else {
+      throw .unsupportedStream("not an Ogg stream (starts with \(hex(base, 4)))")
+    }
+    let start = 27 + Int(base[26])
+    guard bytes.count >= start + 8 else {
+      if ended { throw .unsupportedStream("stream too short for Ogg") }
+      return nil
+    }
+    let packet = UnsafeBufferPointer(start: base + start, count: 8)
+    if packet.starts(with: [0x01] + Array("vorbis".utf8)) { return .vorbis }
+    if packet.starts(with: [0x7F] + Array("FLAC".utf8)) { return .flac }
+    if packet.starts(with: Array("OpusHead".utf8)) { return .opus }
+    throw .unsupportedStream("an Ogg stream of another codec (its first packet starts with \(hex(base + start, 8)))")
   }
 }
 

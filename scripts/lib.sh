@@ -51,6 +51,59 @@ build_release() {
   echo "$ROOT/.build/release/slimplay"
 }
 
+# --- arm64 (Raspberry Pi OS bookworm, 64-bit), cross-built here -------------------------------------
+# ../shared/arm64/cross-toolchain sets up (once, about 7 minutes) Debian's Swift 6.2 cross compiler in an
+# amd64 sid chroot, a bookworm arm64 userland (the sysroot, and where arm64 binaries run under qemu) and the
+# Swift SDK bundle; see its README. Root is needed (debootstrap, chroot, bind mounts).
+ARM64_TOOLCHAIN="$ROOT/../shared/arm64/cross-toolchain"
+
+ensure_arm64_toolchain() {
+  [ -f "$ARM64_TOOLCHAIN" ] || { echo "error: $ARM64_TOOLCHAIN is missing" >&2; return 1; }
+  as_root bash "$ARM64_TOOLCHAIN" setup >&2
+  as_root bash "$ARM64_TOOLCHAIN" binfmt
+  eval "$(bash "$ARM64_TOOLCHAIN" env)"
+  export ARM64_ROOTFS ARM64_COMPILER_ROOTFS ARM64_SYSROOT ARM64_SDK ARM64_SDKS_PATH
+}
+
+# Bind-mounts `source` at `target` (made if missing) unless something is mounted there already.
+bind_mount() {
+  mkdir -p "$2"
+  mountpoint -q "$2" || as_root mount --bind "$1" "$2"
+}
+
+# Runs a command in the arm64 bookworm userland (under qemu) with the project at the same path.
+in_arm64_userland() {
+  bind_mount "$ROOT" "$ARM64_ROOTFS$ROOT"
+  bind_mount /proc "$ARM64_ROOTFS/proc"
+  bind_mount /dev "$ARM64_ROOTFS/dev"
+  as_root chroot "$ARM64_ROOTFS" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
+}
+
+# The arm64 release binary: the same flags as build_release, cross-compiled in the compiler's chroot,
+# which sees the project and the machine's Swift packages at their own paths and the sysroot at /sysroot
+# (where the SDK bundle expects it). Builds into .build-arm64.
+build_release_arm64() {
+  ensure_arm64_toolchain
+  local jail="$ARM64_COMPILER_ROOTFS"
+  bind_mount "$ROOT" "$jail$ROOT"
+  bind_mount "$ARM64_SYSROOT" "$jail/sysroot"
+  bind_mount /proc "$jail/proc"
+  bind_mount /dev "$jail/dev"
+  # The machine's Swift packages and the git rewrite that points package URLs at them.
+  local packages
+  packages="$(git config --system --get-regexp '^url\..*\.insteadof$' 2>/dev/null | sed -n 's/^url\.\(.*\)\.insteadof .*/\1/p' | head -n1)"
+  if [ -n "$packages" ] && [ -d "$packages" ]; then
+    bind_mount "$packages" "$jail$packages"
+    as_root cp /etc/gitconfig "$jail/etc/gitconfig"
+  fi
+  log "building slimplay for arm64 (release, $(as_root chroot "$jail" swift --version 2>/dev/null | head -n1))"
+  local build=(swift build -c release --static-swift-stdlib --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK"
+    --scratch-path "$ROOT/.build-arm64" "${RELEASE_FLAGS[@]}" --product slimplay)
+  as_root chroot "$jail" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    PKG_CONFIG_PATH=/sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:/sysroot/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=/sysroot \
+    bash -c 'cd "$1" && shift && "$@" >&2 && "$@" --show-bin-path' _ "$ROOT" "${build[@]}" | tail -n1 | sed 's|$|/slimplay|'
+}
+
 ensure_venv() {
   if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aioslimproto, pytest, selenium, numpy, xdist' 2>/dev/null; then
     log "creating the test venv with aioslimproto 3.3.0"

@@ -33,11 +33,7 @@ import Testing
   /// `player`, in the group while online on engine track 1 (entry 0), offline on engine track 7
   /// (entry 1), then reconnected.
   private static func reconnected(as player: String) -> OfflineStateMachine {
-    var machine = OfflineStateMachine(player: player)
-    _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
-    machine.trackCreated(1, facts: Facts())
-    _ = machine.trackStarted(1)
-    _ = machine.statusPolled(status(current: 0), facts: playing(1, at: 1))
+    var machine = playingInTheGroup(as: player)
     _ = machine.connectionChanged(
       up: false, facts: playing(1, at: 9, decoding: .liveStream(track: 1)), isCached: { _ in true })
     machine.localTrackQueued(7, queueIndex: 1)

@@ -202,9 +202,12 @@ public final class PlayerSession: PlaybackReporter {
     status.elapsedMilliseconds = snapshot.elapsedMilliseconds
     status.serverTimestamp = serverTimestamp
     status.errorCode = errorCode
+    let output = status.outputBufferFullness
     if event != .heartbeat {
-      let output = status.outputBufferFullness
       logger.debug("\(event.rawValue): elapsed \(status.elapsedMilliseconds) ms, output \(output) bytes")
+    } else {
+      // Once a second: only where a synced resume is timed by the last report is it worth reading.
+      logger.trace("STMt: elapsed \(status.elapsedMilliseconds) ms, output \(output) bytes")
     }
     send(.status(status))
   }

@@ -544,19 +544,26 @@ class RealLMS:
         """The server logs every command it executes (control.command at INFO), also after a restart
         inside the block: what it was asked to do is then in its log (`jumps_since`). Only where a test
         reads it: a server logging every status poll works harder beside the others."""
-        level = self.rpc("", ["debug", "control.command", "?"]).get("_value", "WARN")
         self.logs_commands = True
-        self.rpc("", ["debug", "control.command", "INFO"])
+        try:
+            with self.logging("control.command", "INFO"):
+                yield
+        finally:
+            self.logs_commands = False
+
+    @contextlib.contextmanager
+    def logging(self, category: str, level: str) -> Iterator[None]:
+        """The server's log category `category` at `level` inside the block, as it was after it."""
+        before = self.rpc("", ["debug", category, "?"]).get("_value", "WARN")
+        self.rpc("", ["debug", category, level])
         try:
             yield
         finally:
-            self.logs_commands = False
             with contextlib.suppress(LMSError, OSError):
-                self.rpc("", ["debug", "control.command", level])
+                self.rpc("", ["debug", category, before])
 
-    def jumps_since(self, since: float) -> list[str]:
-        """The `playlist jump`s the server's log shows executed after `since` (a `time.time()`): the line
-        its jump command writes ("Jumping to N") inside `commands_logged`."""
+    def log_lines_since(self, since: float, containing: tuple[str, ...]) -> list[str]:
+        """The server.log lines written after `since` (a `time.time()`) that contain one of `containing`."""
         try:
             text = (self.state / "log" / "server.log").read_text(errors="replace")
         except OSError:
@@ -564,11 +571,15 @@ class RealLMS:
         found = []
         for line in text.splitlines():
             stamp = re.match(r"^\[(\d\d-\d\d-\d\d \d\d:\d\d:\d\d\.\d+)\]", line)
-            if stamp and "playlistJumpCommand" in line and "Jumping to" in line:
-                at = datetime.strptime(stamp.group(1), "%y-%m-%d %H:%M:%S.%f").timestamp()
-                if at >= since:
+            if stamp and any(needle in line for needle in containing):
+                if datetime.strptime(stamp.group(1), "%y-%m-%d %H:%M:%S.%f").timestamp() >= since:
                     found.append(line)
         return found
+
+    def jumps_since(self, since: float) -> list[str]:
+        """The `playlist jump`s the server's log shows executed after `since` (a `time.time()`): the line
+        its jump command writes ("Jumping to N") inside `commands_logged`."""
+        return [line for line in self.log_lines_since(since, ("Jumping to",)) if "playlistJumpCommand" in line]
 
     def log(self, lines: int = 200) -> str:
         try:

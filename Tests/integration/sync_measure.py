@@ -108,11 +108,11 @@ def launch_player(kind: str, index: int, mac: str, rig: SyncRig, server: str, lm
     log = folder / f"{kind}-{index}.log"
     if kind == "squeezelite":
         args = [SQUEEZELITE, "-s", server, "-m", mac, "-n", f"sync-{kind}-{index}", "-o", "pulse",
-                "-d", "output=info", *extra]
+                "-d", "output=info", "-d", "slimproto=debug", *extra]
     else:
         args = [binary, "-s", server, "-m", mac, "-n", f"sync-{kind}-{index}", "-o", "pulse",
                 "--lms-port", str(lms_port), "--state-dir", str(folder / f"state-{index}"),
-                "--control", "off", "-d", "stream=info", *extra]
+                "--control", "off", "-d", "stream=debug", "-d", "slimproto=trace", *extra]
     process = subprocess.Popen(args, env=rig.player_env(index), stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=open(log, "ab"))  # noqa: SIM115
     return process, log
@@ -245,6 +245,14 @@ class PairResult:
     def label(self) -> str:
         return f"{self.kinds[0]} (master) + {self.kinds[1]}"
 
+    def resume_lines(self) -> str:
+        """What each side logged of the pause and the resume: the reports' elapsed times, the resume
+        commands, each player's start time as LMS set it and the timed start's check."""
+        marks = ("STMp", "STMr", "STMt", "STAT: STM", "strm command p", "strm command u", "unpause at", "pause",
+                 "startAt", "timed start", "skip")
+        return "\n".join(f"--- {name}\n" + "\n".join(line for line in text.splitlines() if any(m in line for m in marks))
+                         for name, text in self.logs.items())
+
     def worst_settled_ms(self) -> float | None:
         values = [abs(p.settled_ms) for p in self.phases if p.settled_ms is not None]
         return max(values) if values else None
@@ -263,6 +271,9 @@ def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *, 
                  for index, kind in enumerate(kinds))
     processes: list[tuple[subprocess.Popen, Path]] = []
     result = PairResult(kinds)
+    since = time.time()
+    sync_logged = lms.logging("player.sync", "INFO")  # each player's resume time ("startAt")
+    sync_logged.__enter__()
     try:
         for index, (kind, mac) in enumerate(zip(kinds, macs)):
             processes.append(launch_player(kind, index, mac, rig, lms.addr, lms.http_port, folder, binary,
@@ -319,14 +330,17 @@ def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *, 
         result.phases = [Phase(name, start, end).measure(recording, locator) for name, start, end in plan]
         return result
     finally:
-        result.logs = release_players(lms, macs, processes, keep_chars=4000)
+        result.logs = release_players(lms, macs, processes)
+        sync_logged.__exit__(None, None, None)
+        result.logs["lms"] = "\n".join(lms.log_lines_since(since, ("StreamingController", "Squeezebox2")))
+        for name, text in result.logs.items():
+            (folder / f"kept-{name}").write_text(text)
         rig.stop()
 
 
-def release_players(lms, macs, processes: list[tuple[subprocess.Popen, Path]],  # noqa: ANN001
-                    keep_chars: int | None = None) -> dict[str, str]:
+def release_players(lms, macs, processes: list[tuple[subprocess.Popen, Path]]) -> dict[str, str]:  # noqa: ANN001
     """Takes the players out of their group and queue on the server, stops them, and returns their
-    logs by file name (the last `keep_chars` of each)."""
+    logs by file name."""
     for mac in macs:
         for command in (["sync", "-"], ["playlist", "repeat", 0], ["playlist", "clear"]):
             with contextlib.suppress(Exception):
@@ -337,6 +351,5 @@ def release_players(lms, macs, processes: list[tuple[subprocess.Popen, Path]],  
     for process, log in processes:
         with contextlib.suppress(subprocess.TimeoutExpired):
             process.wait(5)
-        text = log.read_text(errors="replace")
-        logs[log.name] = text[-keep_chars:] if keep_chars else text
+        logs[log.name] = log.read_text(errors="replace")
     return logs

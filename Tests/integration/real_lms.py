@@ -161,6 +161,18 @@ def _run(*args: str) -> None:
     subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
 
+# A lossy decoder's last bit depends on the machine's arithmetic: arm64's libmpg123 rounds 821 of a
+# track's 529,200 samples one step away from amd64's. A player built for another machine is held to
+# that machine's decoders: SLIMPLAY_REFERENCE_ROOT names its userland, where the reference decoders
+# then run (chroot; the files' folder must be seen there at the same path).
+REFERENCE_ROOT = os.environ.get("SLIMPLAY_REFERENCE_ROOT")
+
+
+def _decoder(*args: str) -> list[str]:
+    """The command line of a lossy reference decoder, in the reference userland if one is named."""
+    return ["chroot", REFERENCE_ROOT, *args] if REFERENCE_ROOT else list(args)
+
+
 @dataclass(frozen=True)
 class Track:
     album: str
@@ -196,14 +208,16 @@ class Track:
         24-bit decode (`reference_bits`) trimmed as the file says: faad (libfaad) drops its first frame (1024 frames) itself,
         the rest of the encoder's priming (the first packet's time, from ffprobe) is dropped here, and
         the rest is as long as the source."""
-        target = self.master.with_suffix(".ref.raw")
+        lossy = self.kind in ("mp3-cbr", "mp3-vbr", "ogg", "aac", "he-aac")
+        machine = f"-{Path(REFERENCE_ROOT).name}" if lossy and REFERENCE_ROOT else ""
+        target = self.master.with_suffix(f".ref{machine}.raw")
         if not target.exists():
             partial = target.with_suffix(".partial")
             if self.kind == "flac":
                 _run("flac", "-s", "-f", "-d", "--force-raw-format", "--endian=little", "--sign=signed",
                      "-o", str(partial), str(self.path))
             elif self.kind == "ogg":
-                _run("oggdec", "--quiet", "-R", "-o", str(partial), str(self.path))
+                _run(*_decoder("oggdec", "--quiet", "-R", "-o", str(partial), str(self.path)))
             elif self.kind == "alac":
                 _run("sox", str(self.master), "-t", "raw", str(partial))
             elif self.kind == "dsd":
@@ -211,7 +225,7 @@ class Track:
             elif self.kind in ("aac", "he-aac"):
                 # HE-AAC: priming, length and faad's dropped first packet all at twice the core's rate.
                 scale = 2 if self.kind == "he-aac" else 1
-                _run("faad", "-q", "-b", "2", "-f", "2", "-o", str(partial), str(self.path))
+                _run(*_decoder("faad", "-q", "-b", "2", "-f", "2", "-o", str(partial), str(self.path)))
                 priming = -int(subprocess.run(
                     ["ffprobe", "-v", "error", "-select_streams", "a", "-show_entries", "packet=pts", "-of",
                      "default=nw=1:nk=1", str(self.path)], check=True, capture_output=True, text=True).stdout.split()[0])
@@ -224,7 +238,7 @@ class Track:
                 partial.write_bytes(decoded[start:start + frames * 6])
             else:
                 with open(partial, "wb") as out:
-                    subprocess.run(["mpg123", "-q", "-s", str(self.path)], check=True, stdout=out)
+                    subprocess.run(_decoder("mpg123", "-q", "-s", str(self.path)), check=True, stdout=out)
             partial.rename(target)
         return target.read_bytes()
 

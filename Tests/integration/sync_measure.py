@@ -333,8 +333,7 @@ def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *, 
         result.logs = release_players(lms, macs, processes)
         sync_logged.__exit__(None, None, None)
         result.logs["lms"] = "\n".join(lms.log_lines_since(since, ("StreamingController", "Squeezebox2")))
-        for name, text in result.logs.items():
-            (folder / f"kept-{name}").write_text(text)
+        (folder / "lms-sync.log").write_text(result.logs["lms"])  # beside the players' own logs
         rig.stop()
 
 

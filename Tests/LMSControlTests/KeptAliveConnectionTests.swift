@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import LMSControl
@@ -65,9 +66,8 @@ import Testing
   }
 
   @Test func noServerFailsEveryCallWithoutHanging() throws {
-    let server = try JSONServer()
-    let port = server.port
-    server.close()
+    let refusing = try RefusingPort()  // held: a port closed again may be taken by a test beside this one
+    let port = refusing.port
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     defer { try? group.syncShutdownGracefully() }
     let client = LMSClient(eventLoop: group.next(), playerID: "aa", timeout: .milliseconds(500)) {

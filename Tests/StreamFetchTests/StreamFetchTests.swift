@@ -115,11 +115,10 @@ struct StreamFetchTests {
 
   @Test func aServerThatRefusesIsUnreachable() throws {
     defer { try? group.syncShutdownGracefully() }
-    // A port that was just free: bound, then closed.
-    let server = try CannedServer(response: [])
-    let port = server.port
-    server.close()
-    let log = try fetch(port: port, ringBytes: 4096) { input, _ in
+    // A port bound and not listening, held for the test: a port bound and closed again was once
+    // taken by a test running beside this one before the fetch connected.
+    let refusing = try RefusingPort()
+    let log = try fetch(port: refusing.port, ringBytes: 4096) { input, _ in
       _ = eventually { input.hasEnded }
     }
     #expect(eventually { log.ending == .unreachable })

@@ -239,8 +239,8 @@ let package = Package(
     .testTarget(
       name: "LMSControlTests",
       dependencies: [
-        "LMSControl", "TestSupport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-        .product(name: "NIOHTTP1", package: "swift-nio"),
+        "LMSControl", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
       ],
       swiftSettings: strict),
     .testTarget(

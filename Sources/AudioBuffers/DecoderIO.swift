@@ -9,6 +9,8 @@ public final class StreamInput: @unchecked Sendable {
 
   /// The fill level a waiting decoder needs before it can progress (0: any byte helps). The
   /// producer skips the wake-up below it, so a slow stream does not wake the decoder per read.
+  /// The decoder stores it before it announces its sleep; the producer reads it inside
+  /// `Wakeup.signal(when:)`, after the fence, so never older than the sleep it decides on.
   public var wantedFill: Int {
     get { wanted.load(ordering: .acquiring) }
     set { wanted.store(newValue, ordering: .releasing) }
@@ -21,7 +23,9 @@ public final class StreamInput: @unchecked Sendable {
     ring = RingBuffer(capacity: capacity)
   }
 
-  /// Producer: the stream delivered its last byte (cleanly or not).
+  /// Producer: the stream delivered its last byte (cleanly or not). Releasing, after the last
+  /// `commitWrite`: a consumer whose acquiring `hasEnded` reads true, sampled before it reads the
+  /// ring, then finds every byte there (an empty ring then means the end, not a wait).
   public func markEnded() { ended.store(true, ordering: .releasing) }
   /// Control, with the decoder idle: a new stream begins.
   public func reopen() { ended.store(false, ordering: .releasing) }
@@ -49,7 +53,8 @@ public final class FrameOutput: @unchecked Sendable {
   private let waitingForInput = Atomic<Bool>(false)
 
   /// Set by the decoder while it sleeps for lack of input: room in this ring cannot help it
-  /// then, so the output does not wake it for every period it plays.
+  /// then, so the output does not wake it for every period it plays. Read by the output inside
+  /// `Wakeup.signal(when:)`, after the fence (see `StreamInput.wantedFill`).
   public var decoderWaitsForInput: Bool {
     get { waitingForInput.load(ordering: .acquiring) }
     set { waitingForInput.store(newValue, ordering: .releasing) }

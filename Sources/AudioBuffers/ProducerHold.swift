@@ -10,6 +10,12 @@ import Synchronization
 /// output ring is reset. The decoder goes on only when no hold is left, so a flush that waits for
 /// a blocked device write keeps the decoder away from the ring until it is done, without the
 /// control side waiting for it. Lock-free; `release` is one atomic and one eventfd write.
+///
+/// Every operation on `state` is an acquire/release read-modify-write of one word, so no store is
+/// followed by a load of another location (no fence needed). The pairs: the decoder's `bitwiseOr`
+/// as it parks with the holder's `add` or load that sees it parked (the holder then sees the
+/// decoder's last ring and queue writes); the holder's `subtract` with the decoder's exchange as it
+/// leaves (the decoder then sees what was reset under the hold, e.g. `RingBuffer.truncate`).
 public final class ProducerHold: Sendable {
   /// Bit 0: the decoder is parked. The rest: holds × 2.
   private let state = Atomic<Int>(0)

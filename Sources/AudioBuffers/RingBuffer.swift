@@ -4,7 +4,12 @@ import Synchronization
 ///
 /// The producer alone advances `written`, the consumer alone advances `consumed`; each publishes
 /// its counter with release ordering and reads the other's with acquire ordering, so neither side
-/// ever takes a lock or allocates. Counters only grow (64-bit: no wrap in practice); positions in
+/// ever takes a lock or allocates. The pairs: `commitWrite`'s store with the consumer's load of
+/// `written` (the bytes written are then visible to it), `commitRead`'s store with the producer's
+/// load of `consumed` (the region read, and anything the consumer wrote into it in place, is done
+/// with before the producer reuses it). Each side reads its own counter relaxed: it is the only
+/// writer. `discardAll` and `truncate` move the other side's counter: they are called only while
+/// that side is parked by a `ProducerHold`, whose acquire/release operations order them. Counters only grow (64-bit: no wrap in practice); positions in
 /// the storage are the counters modulo the capacity. Both sides work through contiguous regions,
 /// so a wrap costs one extra call, never a copy.
 ///
@@ -31,8 +36,13 @@ public final class RingBuffer: @unchecked Sendable {
     storage.deallocate()
   }
 
-  /// Bytes written and not yet consumed.
-  public var fill: Int { written.load(ordering: .acquiring) - consumed.load(ordering: .acquiring) }
+  /// Bytes written and not yet consumed. `consumed` is read first: from a third thread, the other
+  /// order can see `consumed` pass the `written` read before it (a negative fill). Both only grow,
+  /// so this order reads at least 0; at most `capacity` is the clamp's.
+  public var fill: Int {
+    let r = consumed.load(ordering: .acquiring)
+    return min(capacity, written.load(ordering: .acquiring) - r)
+  }
   public var space: Int { capacity - fill }
   /// Every byte ever written: a position on the producer's side.
   public var totalWritten: Int { written.load(ordering: .acquiring) }

@@ -21,6 +21,12 @@ public struct TrackBoundary: Equatable, Sendable {
 /// A fixed-size single-producer, single-consumer queue of pending track boundaries, so every
 /// queued track gets its own start (squeezelite keeps one slot and loses STMs when two tracks
 /// are buffered ahead).
+///
+/// Orderings, as in `RingBuffer`: `push`'s releasing store of `tail` publishes the slot written
+/// before it to the consumer's acquiring loads of `tail` (`peek`, `pop`, `count`); `pop`'s
+/// releasing store of `head` hands the slot back to `push`'s acquiring load of `head`. Each side
+/// reads its own index relaxed. `removeAll` moves `head` past slots and `removeAll(atOrAfter:)`
+/// moves `tail` back: only while the producer is parked by its `ProducerHold`.
 public final class BoundaryQueue: @unchecked Sendable {
   public static let capacity = 32
   private let slots: UnsafeMutablePointer<TrackBoundary>

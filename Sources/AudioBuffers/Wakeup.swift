@@ -29,8 +29,16 @@ public final class Wakeup: @unchecked Sendable {
   }
 
   public func signal() {
+    signal(when: { true })
+  }
+
+  /// `signal()` only when `worthWaking`, which reads what the sleeper waits for (a fill level, a
+  /// state). It is read after the fence: the sleeper stored it before announcing its sleep, so a
+  /// value read then is at least as new as the one the sleep goes with; read before the fence, a
+  /// stale "not worth it" could skip the very wake-up the sleep needs.
+  public func signal(when worthWaking: () -> Bool) {
     atomicMemoryFence(ordering: .sequentiallyConsistent)
-    guard sleeping.load(ordering: .relaxed) else { return }
+    guard sleeping.load(ordering: .relaxed), worthWaking() else { return }
     var one: UInt64 = 1
     _ = write(fd, &one, 8)
   }

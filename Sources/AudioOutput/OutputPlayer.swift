@@ -83,12 +83,16 @@ public final class OutputPlayer: @unchecked Sendable {
   let wakeup = Wakeup()
   let requests = Mutex(Requests())
   /// Counts posts, so that a wait of the output thread can tell a command from other wake-ups.
+  /// The requests themselves travel under `requests`' lock; the count only says one is there
+  /// (released by `post`, acquired by the output thread's checks).
   let requestsPosted = Atomic<Int>(0)
   /// `requestsPosted` when the output thread last took the requests.
   var requestsTaken = 0
   /// While the output waits for room in the device: frames arriving need not wake it.
   private let waitsForRoom = Atomic<Bool>(false)
-  /// The last request sequence applied, and the signal that it moved.
+  /// The last request sequence applied, and the signal that it moved: released by the output
+  /// thread once it has applied a request (a flush: the rings reset), acquired by `postAndWait`,
+  /// which then sees what the request changed.
   let appliedSequence = Atomic<Int>(0)
   let applied = Semaphore()
   var nextSequence = 0
@@ -199,10 +203,11 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Wakes the output thread because frames arrived (cheap when it is busy). Run dry, it waits
   /// for `dryResumeFrames` or a track boundary, or its 20 ms timeout.
   public func framesAvailable() {
-    guard !waitsForRoom.load(ordering: .acquiring) else { return }
-    let wanted = dryWakeBytes.load(ordering: .acquiring)
-    guard wanted == 0 || output.ring.fill >= wanted || output.boundaries.count > 0 else { return }
-    wakeup.signal()
+    wakeup.signal(when: {
+      guard !waitsForRoom.load(ordering: .acquiring) else { return false }
+      let wanted = dryWakeBytes.load(ordering: .acquiring)
+      return wanted == 0 || output.ring.fill >= wanted || output.boundaries.count > 0
+    })
   }
 
   // MARK: Output thread
@@ -412,7 +417,7 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Wakes the decoder only when there is room worth filling (a quarter of the ring): one
   /// wake-up per burst rather than one per output period.
   func wakeDecoderIfRoom() {
-    if output.freeFrames >= output.refillFrames, !output.decoderWaitsForInput { consumed.signal() }
+    consumed.signal(when: { output.freeFrames >= output.refillFrames && !output.decoderWaitsForInput })
   }
 
   /// `heardAll`: what the device holds is silence, every frame written was heard.

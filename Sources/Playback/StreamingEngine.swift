@@ -383,7 +383,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   public func streamReceivedMetadata(_ block: [UInt8]) { reporter?.send(.metadata(block)) }
 
   public func streamReceivedData() {
-    if input.isWorthWaking { worker.wakeup.signal() }
+    worker.wakeup.signal(when: { input.isWorthWaking })
     announceLoadedIfReady()
   }
 

@@ -55,8 +55,11 @@ public final class FileStreamer: @unchecked Sendable {
     descriptor = -1
   }
 
-  /// Decoder thread: room was made in the ring.
+  /// Decoder thread: room was made in the ring. The fence pairs with `pump`'s, as in
+  /// `StreamFetcher.consumerDrained`: the ring's `commitRead` and `paused` are each stored by one
+  /// side and read by the other, and neither side may miss both.
   public func consumerDrained() {
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
     guard paused.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else {
       return
     }
@@ -70,6 +73,7 @@ public final class FileStreamer: @unchecked Sendable {
       let region = input.ring.writableRegion()
       guard region.count > 0 else {
         paused.store(true, ordering: .releasing)
+        atomicMemoryFence(ordering: .sequentiallyConsistent)  // see `consumerDrained`
         // The consumer may have drained between the check and the store.
         if input.ring.space > 0 { consumerDrained() }
         break

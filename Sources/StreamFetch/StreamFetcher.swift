@@ -163,6 +163,12 @@ public final class StreamFetcher: @unchecked Sendable {
 
   /// Decoder thread: it has made room in the ring. Resumes reading if the stream was waiting.
   public func consumerDrained() {
+    // A store then a load on each side, as in `Wakeup`: the decoder's `commitRead` then this
+    // read of `paused`, against `markPaused`'s store then its read of the ring's space. Without
+    // the fence (also in `markPaused`) each load may pass its store and both sides miss the other:
+    // reading would stay paused until the decoder's next step. The exchange itself is
+    // acquire/release with `markPaused`'s store.
+    atomicMemoryFence(ordering: .sequentiallyConsistent)
     guard paused.compareExchange(expected: true, desired: false, ordering: .acquiringAndReleasing).exchanged else {
       return
     }
@@ -186,6 +192,7 @@ public final class StreamFetcher: @unchecked Sendable {
 
   func markPaused() {
     paused.store(true, ordering: .releasing)
+    atomicMemoryFence(ordering: .sequentiallyConsistent)  // see `consumerDrained`
     // The consumer may have drained between the failed write and this store.
     if input.ring.space > 0 { consumerDrained() }
   }

@@ -83,6 +83,7 @@ public final class GroupLink: @unchecked Sendable {
       .withBoundSocket(socket)
       .flatMap { (channel: any Channel) -> EventLoopFuture<any Channel> in
         guard let provider = channel as? any SocketOptionProvider, case .v4(let group) = destination else {
+          channel.close(promise: nil)
           return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
         }
         // The membership set directly: NIO's `joinGroup` refuses an interface without the multicast
@@ -97,6 +98,11 @@ public final class GroupLink: @unchecked Sendable {
           .flatMap { provider.setIPMulticastTTL(1) }
           .flatMap { provider.setIPMulticastIF(local) }
           .map { channel }
+          .flatMapError { error in
+            // The channel owns the socket now: closed with it, not left open behind a failed start.
+            channel.close(promise: nil)
+            return channel.eventLoop.makeFailedFuture(error)
+          }
       }
       .hop(to: eventLoop)
       .map { [self] (channel: any Channel) in

@@ -59,6 +59,7 @@ class Codec:
     fmt: bytes  # strm format byte
     token: str  # HELO capability
     out_bits: int  # -a for `-o -`
+    details: bytes = b"????"  # the strm's sample size, rate, channels and endianness after `fmt`
 
     @property
     def out_bytes_per_second(self) -> int:
@@ -75,6 +76,9 @@ CODECS = [
     Codec("mp3", "MP3 320k", 44100, 16, b"m", "mp3", 16),
     Codec("opus", "Opus 128k", 48000, 16, b"u", "ops", 16),
 ]
+# AAC in MP4 (sample size '5', as LMS sends it), for the instruction counts only: the other parts
+# compare with a command-line decoder, and Debian's faad does not read from a pipe.
+AAC = Codec("aac", "AAC 256k (MP4)", 44100, 16, b"a", "aac", 16, details=b"5???")
 
 
 def run(*command: str) -> None:
@@ -155,6 +159,10 @@ class Bench:
         self.prefix = (
             ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"] if os.geteuid() == 0 else []
         )
+        # Another machine's userland (arm64 under qemu): the players, and valgrind, are its own; the
+        # work folder (under /tmp) must be seen there at the same path.
+        if args.userland:
+            self.prefix = ["chroot", str(args.userland), *self.prefix]
         self.server = LoopbackServer()
         self.server.start()
         self.media_server = MediaServer(self.media_dir)
@@ -189,13 +197,16 @@ class Bench:
 
     def encoded(self, codec: Codec, seconds: float) -> Path:
         wav = self.master(codec.rate, codec.bits, seconds)
-        suffix = {"flac16": ".flac", "flac24": ".flac", "mp3": ".mp3", "opus": ".opus"}[codec.key]
+        suffix = {"flac16": ".flac", "flac24": ".flac", "mp3": ".mp3", "opus": ".opus", "aac": ".m4a"}[codec.key]
         target = wav.with_suffix(suffix)
         if not target.exists():
             if suffix == ".flac":
                 run("flac", "-s", "-f", "-o", str(target), str(wav))
             elif suffix == ".mp3":
                 run("lame", "--quiet", "-b", "320", str(wav), str(target))
+            elif suffix == ".m4a":
+                run("ffmpeg", "-v", "error", "-y", "-i", str(wav), "-c:a", "aac", "-b:a", "256k", "-movflags",
+                    "+faststart", str(target))
             else:
                 run("opusenc", "--quiet", "--bitrate", "128", str(wav), str(target))
         self.seconds_of[target.name] = seconds
@@ -278,7 +289,7 @@ class Bench:
     def strm(self, client, codec: Codec, path: Path, paced: bool = False) -> float:  # noqa: ANN001
         port = self.paced_server.port if paced else self.media_server.port
         sent = time.monotonic()
-        self.server.call(lambda: lms_style_strm(client, port, "/" + path.name, fmt=codec.fmt))
+        self.server.call(lambda: lms_style_strm(client, port, "/" + path.name, fmt=codec.fmt, details=codec.details))
         return sent
 
     # measurements
@@ -470,14 +481,17 @@ class Bench:
         return {"wall_s": wall, "cpu_s": cpu, "x_realtime_wall": seconds / wall, "x_realtime_cpu": seconds / cpu,
                 "exit": process.returncode}
 
-    def start_under_callgrind(self, out: Path, out_bits: int, options: list[str] | None = None) -> dict:
-        """slimplay under callgrind, `-o -` into an unpaced reader."""
-        binary = without_debug_information(Path(self.args.slimplay), self.work)
+    def start_under_callgrind(self, out: Path, out_bits: int, options: list[str] | None = None,
+                              player: str = "slimplay") -> dict:
+        """A player under callgrind, `-o -` into an unpaced reader."""
+        binary = Path(self.args.slimplay if player == "slimplay" else self.args.squeezelite)
+        if not self.args.userland:  # a userland's installed binaries carry no debug information
+            binary = without_debug_information(binary, self.work)
         # Fair scheduling: valgrind runs one thread at a time, and by default a thread that spins
         # can keep the others from ever running.
         valgrind = ["valgrind", "--tool=callgrind", "--fair-sched=yes", *(options or []),
                     f"--callgrind-out-file={out}"]
-        command = self.command("slimplay", ["-o", "-", "-a", str(out_bits)])
+        command = self.command(player, ["-o", "-", "-a", str(out_bits)])
         binary_at = len(self.prefix)
         command[binary_at] = str(binary)
         # callgrind opens its output file at start, as the unprivileged user; the caller closes
@@ -531,22 +545,22 @@ class Bench:
             self.stop(running, MACS["slimplay"])
         return profile_counts(folder)
 
-    def callgrind(self, codec: Codec, seconds_list: tuple[float, float]) -> dict:
-        """Instructions (callgrind Ir, whole process) of slimplay decoding with `-o -` unpaced."""
+    def callgrind(self, codec: Codec, seconds_list: tuple[float, float], player: str = "slimplay") -> dict:
+        """Instructions (callgrind Ir, whole process) of a player decoding with `-o -` unpaced."""
         totals, top, by_object = {}, {}, {}
         for seconds in seconds_list:
             path = self.encoded(codec, seconds)
-            out = self.work / f"callgrind-{codec.key}-{seconds:g}.out"
-            running = self.start_under_callgrind(out, codec.out_bits)
+            out = self.work / f"callgrind-{player}-{codec.key}-{seconds:g}.out"
+            running = self.start_under_callgrind(out, codec.out_bits, player=player)
             try:
-                client = self.connect(running, MACS["slimplay"], timeout=120)
+                client = self.connect(running, MACS[player], timeout=300)
                 self.prepare(client)
                 index = self.stats_count()
                 self.strm(client, codec, path)
-                if not self.stat_after(index, "STMu", timeout=600, step=0.05):
+                if not self.stat_after(index, "STMu", timeout=1800, step=0.05):
                     raise RuntimeError("callgrind run: no STMu")
             finally:
-                self.stop(running, MACS["slimplay"])
+                self.stop(running, MACS[player])
                 os.chmod(self.work, 0o755)
             for line in out.read_text().splitlines():
                 if line.startswith(("summary:", "totals:")):
@@ -842,16 +856,19 @@ def build_rows(results: dict, args: argparse.Namespace) -> list[dict]:
                     columns=("slimplay", "tool"))
 
     if "callgrind" in results:
-        group = "callgrind, slimplay `-o -` unpaced, million instructions per audio second"
-        for key, value in results["callgrind"].items():
-            label = next(c.label for c in CODECS if c.key == key)
-            add(group, f"{label}: whole run ÷ audio seconds", value["per_audio_second"] / 1e6, None, 1,
-                columns=("slimplay", "-"))
-            add(group, f"{label}: marginal (long run − short run)", value["marginal_per_audio_second"] / 1e6, None,
-                1, columns=("slimplay", "-"))
-            for name, count in sorted(value["marginal_by_object_per_audio_second"].items(), key=lambda kv: -kv[1]):
-                if count >= 0.05 * value["marginal_per_audio_second"]:
-                    add(group, f"{label}: marginal, in {name}", count / 1e6, None, 1, columns=("slimplay", "-"))
+        machine = f", in {args.userland.name}" if args.userland else ""
+        group = f"callgrind{machine}, `-o -` unpaced, million instructions per audio second (lower is better)"
+        for key, players in results["callgrind"].items():
+            label = next(c.label for c in [*CODECS, AAC] if c.key == key)
+            mine, theirs = players["slimplay"], players["squeezelite"]
+            add(group, f"{label}: whole run ÷ audio seconds", mine["per_audio_second"] / 1e6,
+                theirs["per_audio_second"] / 1e6, 1)
+            add(group, f"{label}: marginal (long run − short run)", mine["marginal_per_audio_second"] / 1e6,
+                theirs["marginal_per_audio_second"] / 1e6, 1)
+            for name, count in sorted(mine["marginal_by_object_per_audio_second"].items(), key=lambda kv: -kv[1]):
+                if count >= 0.05 * mine["marginal_per_audio_second"]:
+                    add(group, f"{label}: slimplay's marginal, in {name}", count / 1e6, None, 1,
+                        columns=("slimplay", "-"))
     return rows
 
 
@@ -913,6 +930,11 @@ def main() -> None:
     parser.add_argument("--only", default="real,quota,memory,sizes,throughput",
                         help=f"comma-separated parts: {','.join(PARTS)}")
     parser.add_argument("--callgrind", action="store_true", help="also count instructions under callgrind (slow)")
+    parser.add_argument("--callgrind-seconds", default="5,20",
+                        help="callgrind: the two lengths of audio (the marginal count is their difference)")
+    parser.add_argument("--userland", type=Path,
+                        help="run the players (paths inside it) and valgrind in this userland (chroot), e.g. arm64's "
+                             "under qemu; only the callgrind part")
     parser.add_argument("--quick", action="store_true", help="smoke run: 1 run, short media and windows")
     parser.add_argument("--json", type=Path, default=Path("bench-results.json"))
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
@@ -934,6 +956,8 @@ def main() -> None:
         parts.add("callgrind")
     if unknown := parts - set(PARTS):
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+    if args.userland and parts != {"callgrind"}:
+        parser.error("--userland runs only the callgrind part: give --only callgrind")
     # aioslimproto's heartbeat tasks are still pending when the server's loop stops: not news.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
@@ -1043,16 +1067,21 @@ def main() -> None:
                         bench.tool(codec, long_media[codec.key], args.long_seconds))
         if "callgrind" in parts:
             results["callgrind"] = {}
-            for codec in (CODECS[0], CODECS[2]):
-                progress(f"callgrind, {codec.label}")
-                results["callgrind"][codec.key] = bench.callgrind(codec, (5, 20) if not args.quick else (2, 5))
+            lengths = tuple(float(s) for s in args.callgrind_seconds.split(","))
+            for codec in (CODECS[0], CODECS[1], CODECS[2], AAC):
+                results["callgrind"][codec.key] = {}
+                for player in PLAYERS:
+                    progress(f"callgrind, {codec.label}, {player}")
+                    results["callgrind"][codec.key][player] = bench.callgrind(codec, lengths, player)
     finally:
         bench.close()
 
     rows = build_rows(results, args) if results else []
     load = os.getloadavg()
-    version = subprocess.run([args.squeezelite, "-?"], capture_output=True, text=True).stdout.split()[1].rstrip(",")
-    slimplay_version = subprocess.run([args.slimplay, "--version"], capture_output=True, text=True).stdout.strip()
+    inside = ["chroot", str(args.userland)] if args.userland else []
+    version = subprocess.run([*inside, args.squeezelite, "-?"], capture_output=True, text=True).stdout.split()[1].rstrip(",")
+    slimplay_version = subprocess.run([*inside, args.slimplay, "--version"], capture_output=True,
+                                      text=True).stdout.strip()
     header = (f"slimplay {slimplay_version} vs squeezelite {version}; median of {args.runs} run(s); "
               f"ratio = first column / second; {os.cpu_count()} CPUs; load average at the end "
               f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; took {time.monotonic() - began:.0f} s")

@@ -79,10 +79,10 @@ in_arm64_userland() {
   as_root chroot "$ARM64_ROOTFS" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"
 }
 
-# The arm64 release binary: the same flags as build_release, cross-compiled in the compiler's chroot,
-# which sees the project and the machine's Swift packages at their own paths and the sysroot at /sysroot
-# (where the SDK bundle expects it). Builds into .build-arm64.
-build_release_arm64() {
+# Runs `swift build` with the arguments given for arm64 in the compiler's chroot, which sees the project
+# and the machine's Swift packages at their own paths and the sysroot at /sysroot (where the SDK bundle
+# expects it), into .build-arm64; prints the folder the products are in.
+swift_build_arm64() {
   ensure_arm64_toolchain
   local jail="$ARM64_COMPILER_ROOTFS"
   bind_mount "$ROOT" "$jail$ROOT"
@@ -96,12 +96,21 @@ build_release_arm64() {
     bind_mount "$packages" "$jail$packages"
     as_root cp /etc/gitconfig "$jail/etc/gitconfig"
   fi
-  log "building slimplay for arm64 (release, $(as_root chroot "$jail" swift --version 2>/dev/null | head -n1))"
-  local build=(swift build -c release --static-swift-stdlib --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK"
-    --scratch-path "$ROOT/.build-arm64" "${RELEASE_FLAGS[@]}" --product slimplay)
+  log "building for arm64 ($(as_root chroot "$jail" swift --version 2>/dev/null | head -n1)): $*"
+  local build=(swift build --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK" --scratch-path "$ROOT/.build-arm64" "$@")
   as_root chroot "$jail" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PKG_CONFIG_PATH=/sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:/sysroot/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=/sysroot \
-    bash -c 'cd "$1" && shift && "$@" >&2 && "$@" --show-bin-path' _ "$ROOT" "${build[@]}" | tail -n1 | sed 's|$|/slimplay|'
+    bash -c 'cd "$1" && shift && "$@" >&2 && "$@" --show-bin-path' _ "$ROOT" "${build[@]}" | tail -n1
+}
+
+# The arm64 release binary: the same flags as build_release, cross-compiled.
+build_release_arm64() {
+  echo "$(swift_build_arm64 -c release --static-swift-stdlib "${RELEASE_FLAGS[@]}" --product slimplay)/slimplay"
+}
+
+# The arm64 unit-test binary (debug, as `swift build --build-tests` makes it here).
+build_tests_arm64() {
+  echo "$(swift_build_arm64 --build-tests)/slimplayPackageTests.xctest"
 }
 
 ensure_venv() {

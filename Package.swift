@@ -204,7 +204,8 @@ let package = Package(
       ]),
 
     .testTarget(
-      name: "AudioOutputTests", dependencies: ["AudioOutput", "AudioBuffers", "TestSupport"], swiftSettings: strict),
+      name: "AudioOutputTests", dependencies: ["AudioOutput", "AudioBuffers", "Support", "TestSupport"],
+      swiftSettings: strict),
     .testTarget(name: "AudioBuffersTests", dependencies: ["AudioBuffers"], swiftSettings: strict),
     .testTarget(
       name: "DecodersTests", dependencies: ["Decoders", "AudioBuffers", "Resampling", "Support", "TestSupport"],

@@ -1,5 +1,7 @@
+import AudioBuffers
 import AudioOutput
-import Foundation
+import Support
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -143,7 +145,7 @@ import Testing
     let expected = samples.flatMap { [UInt8(($0 >> 16) & 0xff), UInt8(($0 >> 24) & 0xff)] }
     let readEnd = pipe.readEnd
     let received = Received()
-    let reader = Thread {
+    let reader = RealtimeThread(name: "pipe reader") {
       var bytes: [UInt8] = []
       while bytes.count < expected.count {
         var buffer = [UInt8](repeating: 0, count: 4096)
@@ -153,7 +155,6 @@ import Testing
       }
       received.finish(bytes)
     }
-    reader.start()
     var offset = 0
     while offset < samples.count {
       let frames = min(output.chunkFrames, (samples.count - offset) / 2)
@@ -161,6 +162,7 @@ import Testing
         try samples[offset..<offset + frames * 2].withUnsafeBufferPointer { try output.write($0, dither: false) } * 2
     }
     #expect(received.wait() == expected)
+    #expect(reader.join(timeoutMilliseconds: 10_000))
   }
 
   /// A reader still reading while the output takes back what the pipe holds gets what came before
@@ -173,7 +175,7 @@ import Testing
       try output.open(sampleRate: 44100)
       let readEnd = pipe.readEnd
       let received = Received()
-      let reader = Thread {
+      let reader = RealtimeThread(name: "pipe reader") {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64)
         while true {
@@ -188,11 +190,11 @@ import Testing
         }
         received.finish(bytes)
       }
-      reader.start()
       try write(output, frames(12000))
       output.discardQueued()
       try write(output, frames(16, from: marker))
       let bytes = try #require(received.wait(), "trial \(trial): the reader never got the frames after the drain")
+      #expect(reader.join(timeoutMilliseconds: 10_000))
       let samples = stride(from: 0, to: bytes.count - 1, by: 2).map {
         Int32(Int16(bitPattern: UInt16(bytes[$0 + 1]) << 8 | UInt16(bytes[$0])))
       }
@@ -203,20 +205,17 @@ import Testing
     }
   }
 
-  final class Received: @unchecked Sendable {
-    private let done = NSCondition()
-    private var bytes: [UInt8]?
+  final class Received: Sendable {
+    private let done = Semaphore()
+    private let bytes = Mutex<[UInt8]?>(nil)
     func finish(_ value: [UInt8]) {
-      done.lock()
-      bytes = value
+      bytes.withLock { $0 = value }
       done.signal()
-      done.unlock()
     }
+    /// At most 10 s.
     func wait() -> [UInt8]? {
-      done.lock()
-      defer { done.unlock() }
-      while bytes == nil { if !done.wait(until: Date().addingTimeInterval(10)) { break } }
-      return bytes
+      _ = done.wait(milliseconds: 10_000) { bytes.withLock { $0 != nil } }
+      return bytes.withLock { $0 }
     }
   }
 
@@ -249,7 +248,7 @@ import Testing
     try output.open(sampleRate: 44100)
     try write(output, frames(4410))
     let readEnd = pipe.readEnd
-    let reader = Thread {
+    let reader = RealtimeThread(name: "pipe reader") {
       var buffer = [UInt8](repeating: 0, count: 4096)
       var left = 4410 * 4
       while left > 0 {
@@ -257,9 +256,9 @@ import Testing
         left -= buffer.withUnsafeMutableBytes { Glibc.read(readEnd, $0.baseAddress, min(4096, left)) }
       }
     }
-    reader.start()
     output.playOutQueued()
     #expect(output.delayFrames() == 0)
+    #expect(reader.join(timeoutMilliseconds: 10_000))
   }
 
   @Test func playingOutGivesUpOnAReaderThatStopped() throws {

@@ -8,18 +8,17 @@ struct DiscoveryTests {
   }
 
   /// The reply LMS 7.9.1 sent (reference §3).
-  static let observedReply: [UInt8] =
-    ascii("E")
-    + item("IPAD", "127.0.0.1")
-    + item("NAME", "vm")
-    + item("JSON", "9000")
-    + item("VERS", "7.9.1")
-    + item("UUID", "dec4d95f-8aa1-4a9c-b479-3ea44df7b81c")
+  static let observedReply: [UInt8] = bytes(
+    ascii("E"),
+    item("IPAD", "127.0.0.1"),
+    item("NAME", "vm"),
+    item("JSON", "9000"),
+    item("VERS", "7.9.1"),
+    item("UUID", "dec4d95f-8aa1-4a9c-b479-3ea44df7b81c"))
 
   @Test func requestEncodesEachTagWithAZeroLength() {
-    let expected =
-      ascii("e") + ascii("IPAD") + [0] + ascii("NAME") + [0] + ascii("JSON") + [0]
-      + ascii("VERS") + [0] + ascii("UUID") + [0]
+    let expected = bytes(
+      ascii("e"), ascii("IPAD"), [0], ascii("NAME"), [0], ascii("JSON"), [0], ascii("VERS"), [0], ascii("UUID"), [0])
     #expect(DiscoveryRequest().encoded() == expected)
     #expect(DiscoveryRequest(tags: [.cliPort]).encoded() == ascii("eCLIP") + [0])
     #expect(DiscoveryRequest(tags: []).encoded() == ascii("e"))
@@ -44,9 +43,9 @@ struct DiscoveryTests {
   }
 
   @Test func unknownTagsAreSkipped() throws {
-    let datagram =
-      ascii("E") + Self.item("JVID", "abcdef") + Self.item("NAME", "lms") + Self.item("CLIP", "9090")
-      + ascii("XXXX") + [0] + Self.item("JSON", "9001")
+    let datagram = bytes(
+      ascii("E"), Self.item("JVID", "abcdef"), Self.item("NAME", "lms"), Self.item("CLIP", "9090"), ascii("XXXX"), [0],
+      Self.item("JSON", "9001"))
     let reply = try DiscoveryReply(parsing: datagram)
     #expect(reply == DiscoveryReply(name: "lms", jsonPort: 9001))
   }

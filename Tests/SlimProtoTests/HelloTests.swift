@@ -4,14 +4,14 @@ import Testing
 @Suite("HELO")
 struct HelloTests {
   /// The reconnect HELO squeezelite sends after its first one: bit 0x4000, 101618 bytes received.
-  static let reconnectPayload: [UInt8] =
-    [12, 0]  // device id 12 (squeezeplay), revision 0
-    + [0x00, 0x11, 0x22, 0x33, 0x44, 0x55]  // MAC
-    + [UInt8](repeating: 0, count: 16)  // uuid
-    + [0x40, 0x00]  // wlan_channellist: reconnect bit
-    + [0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x8c, 0xf2]  // bytes_received hi, lo = 101618
-    + [0x00, 0x00]  // language
-    + ascii(Observed.squeezeliteCapabilities)
+  static let reconnectPayload: [UInt8] = bytes(
+    [12, 0],  // device id 12 (squeezeplay), revision 0
+    [0x00, 0x11, 0x22, 0x33, 0x44, 0x55],  // MAC
+    [UInt8](repeating: 0, count: 16),  // uuid
+    [0x40, 0x00],  // wlan_channellist: reconnect bit
+    [0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x8c, 0xf2],  // bytes_received hi, lo = 101618
+    [0x00, 0x00],  // language
+    ascii(Observed.squeezeliteCapabilities))
 
   @Test func observedCapabilitiesMakeA260BytePayload() {
     #expect(Observed.squeezeliteCapabilities.utf8.count == 224)

@@ -4,17 +4,17 @@ import Testing
 @Suite("strm")
 struct StreamCommandTests {
   /// Message 16: `s auto=1 fmt=f thr=255 trans=10/'0' flags=0 outthr=0 port=9000 ip=0` + request.
-  static let message16: [UInt8] =
-    ascii("s1f????")  // command, autostart, format, pcm size/rate/channels/endianness
-    + [255]  // threshold (KB, binary)
-    + ascii("0")  // spdif_enable (ASCII)
-    + [10]  // transition period (binary seconds)
-    + ascii("0")  // transition type (ASCII)
-    + [0, 0, 0]  // flags, output threshold, slaves
-    + [0, 0, 0, 0]  // replay gain
-    + [0x23, 0x28]  // port 9000
-    + [0, 0, 0, 0]  // server ip 0 = the SlimProto server
-    + ascii(Observed.streamRequest)
+  static let message16: [UInt8] = bytes(
+    ascii("s1f????"),  // command, autostart, format, pcm size/rate/channels/endianness
+    [255],  // threshold (KB, binary)
+    ascii("0"),  // spdif_enable (ASCII)
+    [10],  // transition period (binary seconds)
+    ascii("0"),  // transition type (ASCII)
+    [0, 0, 0],  // flags, output threshold, slaves
+    [0, 0, 0, 0],  // replay gain
+    [0x23, 0x28],  // port 9000
+    [0, 0, 0, 0],  // server ip 0 = the SlimProto server
+    ascii(Observed.streamRequest))
 
   /// LMS's non-`s` strm (e.g. message 2, `strm q`): autostart '0', format 'm', zeros elsewhere.
   static func lmsControl(_ command: Character, value: [UInt8] = [0, 0, 0, 0]) -> [UInt8] {

@@ -29,6 +29,10 @@ struct SplitMix64: RandomNumberGenerator {
 
 func ascii(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+/// The parts one after another. A long `a + b + c …` of array literals and calls is too much for
+/// Swift 6.2's type checker (the arm64 compiler), which gives up on it; a list of `[UInt8]` is not.
+func bytes(_ parts: [UInt8]...) -> [UInt8] { parts.flatMap { $0 } }
+
 func be16(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xff)] }
 
 func be32(_ value: UInt32) -> [UInt8] {

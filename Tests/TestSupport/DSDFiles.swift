@@ -45,8 +45,10 @@ public enum DSDFiles {
     let dataChunk = Array("data".utf8) + le(UInt64(12 + data.count), 8) + data
     let audioEnd = 28 + fmt.count + dataChunk.count
     let total = audioEnd + (tag?.count ?? 0)
-    return Array("DSD ".utf8) + le(28, 8) + le(UInt64(total), 8) + le(tag == nil ? 0 : UInt64(audioEnd), 8) + fmt
-      + dataChunk + (tag ?? [])
+    // In steps: Swift 6.2's type checker gives up on the whole sum as one expression.
+    var file: [UInt8] = Array("DSD ".utf8) + le(28, 8) + le(UInt64(total), 8)
+    file += le(tag == nil ? 0 : UInt64(audioEnd), 8)
+    return file + fmt + dataChunk + (tag ?? [])
   }
 
   /// A DSDIFF file: one byte per channel in turn, MSB first, with the usual property chunks.
@@ -86,7 +88,7 @@ public enum DSDFiles {
   /// A 2nd-order sigma-delta modulator of `amplitude` × sin at `frequency` (stereo: the right
   /// channel a quarter period later), `bytes` bytes per channel.
   public static func modulatedSine(frequency: Double, amplitude: Double, bytes: Int, rate: Int = dsd64) -> Channels {
-    (0..<2).map { channel in
+    (0..<2).map { (channel: Int) -> [UInt8] in
       var first = 0.0
       var second = 0.0
       var out = [UInt8](repeating: 0, count: bytes)

@@ -400,7 +400,6 @@ class RealLMS:
         self._track_ids: dict[str, int] | None = None
         self.timings: dict[str, float] = {}
         self.stale_scan_flags = 0
-        self.starts_the_script_lost = 0  # see `_script_start`
         # The script's own curl calls (start/wait) read $CURL_HOME/.curlrc: bind them to the test's address too,
         # so a restart during a partition still sees the server come up.
         self._curl_home = self.state.parent / (self.state.name + "-curl")
@@ -475,7 +474,6 @@ class RealLMS:
                 with contextlib.suppress(LMSError, OSError):
                     status = self.rpc("", ["serverstatus", 0, 0], timeout=3)
                     if str(status.get("rescan", 0)) == "0" and status.get("lastscan") is not None:
-                        self.starts_the_script_lost += 1
                         warnings.warn(f"the lms script gave up on a start of {self.version} on {self.addr} that went "
                                       f"on: ready {time.monotonic() - waited_from:.1f} s later", stacklevel=2)
                         return

@@ -13,12 +13,7 @@ import Testing
 final class TempDir {
   let path: String
 
-  init() {
-    var template = Array("/tmp/decoders-test-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    precondition(made != nil, "mkdtemp failed")
-    path = String(cString: made!)
-  }
+  init() { path = TemporaryDirectory().path }
 
   deinit {
     shell("rm -rf '\(path)'")

@@ -2,6 +2,7 @@ import LMSControl
 import Logging
 import SlimConnection
 import Support
+import TestSupport
 import Testing
 
 @testable import Offline
@@ -10,10 +11,7 @@ import Testing
   import Glibc
 #endif
 
-private func temporaryFolder() -> String {
-  var template = Array("/tmp/slimplay-cache-test-XXXXXX".utf8CString)
-  return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-}
+private func temporaryFolder() -> String { TemporaryDirectory().path }
 
 /// The folder and the files in it (the cache keeps no subfolders).
 private func removeFolder(_ path: String) {

@@ -13,10 +13,7 @@ private func run(_ command: String, in folder: String) -> Bool {
   shell("cd '\(folder)' && " + command) == 0
 }
 
-private func temporaryFolder() -> String {
-  var template = Array("/tmp/slimplay-verifier-test-XXXXXX".utf8CString)
-  return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-}
+private func temporaryFolder() -> String { TemporaryDirectory().path }
 
 /// Real files from Debian's encoders, checked as a finished download is. Each test has a folder
 /// of its own, removed with it.

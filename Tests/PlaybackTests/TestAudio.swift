@@ -1,4 +1,5 @@
 import Support
+import TestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -51,11 +52,7 @@ struct TestTrack {
 struct ScratchDirectory {
   let path: String
 
-  init() {
-    var template = Array("/tmp/slimplay-playback-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    path = made.map { String(cString: $0) } ?? "/tmp"
-  }
+  init() { path = TemporaryDirectory().path }
 
   func remove() {
     for name in FileIO.entries(of: path) { unlink(path + "/" + name) }

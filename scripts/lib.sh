@@ -97,7 +97,7 @@ swift_build_arm64() {
     as_root cp /etc/gitconfig "$jail/etc/gitconfig"
   fi
   log "building for arm64 ($(as_root chroot "$jail" swift --version 2>/dev/null | head -n1)): $*"
-  local build=(swift build --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK" --scratch-path "$ROOT/.build-arm64" "$@")
+  local build=(swift build --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK" --scratch-path "${ARM64_SCRATCH:-$ROOT/.build-arm64}" "$@")
   as_root chroot "$jail" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PKG_CONFIG_PATH=/sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:/sysroot/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=/sysroot \
     bash -c 'set -o pipefail; cd "$1" && shift && "$@" >&2 && "$@" --show-bin-path | tail -n1' _ "$ROOT" "${build[@]}"
@@ -110,15 +110,17 @@ build_release_arm64() {
   echo "$folder/slimplay"
 }
 
-# The arm64 unit-test binary (debug, as `swift build --build-tests` makes it here). Swift 6.2's type
-# checker gives up, within its default scope limit, on `#expect(a == b + c + d)` over byte arrays,
-# which 6.3 checks at once: the limit is raised for the tests. Debian's swiftlang 6.2.3 ships Swift
-# Testing's Foundation overlay as a module without its library, so the overlay is left out. Its
-# test libraries want glibc 2.38 symbols the bookworm sysroot lacks: they are resolved where the
-# tests run (trixie), not at the link.
+# The arm64 unit-test binary, optimised as the product is (`-enable-testing` for the tests' `@testable`
+# imports), into .build-arm64-tests: under emulation debug code is too slow for the decoder tests. Swift
+# 6.2's type checker gives up, within its default scope limit, on `#expect(a == b + c + d)` over byte
+# arrays, which 6.3 checks at once: the limit is raised for the tests. Debian's swiftlang 6.2.3 ships Swift
+# Testing's Foundation overlay as a module without its library, so the overlay is left out. Its test
+# libraries want glibc 2.38 symbols the bookworm sysroot lacks: they are resolved where the tests run
+# (trixie), not at the link.
 build_tests_arm64() {
   local folder
-  folder="$(swift_build_arm64 --build-tests -Xswiftc -Xfrontend -Xswiftc -solver-scope-threshold=50000000 \
+  folder="$(ARM64_SCRATCH="$ROOT/.build-arm64-tests" swift_build_arm64 -c release --build-tests -Xswiftc -enable-testing \
+    -Xswiftc -Xfrontend -Xswiftc -solver-scope-threshold=50000000 \
     -Xswiftc -Xfrontend -Xswiftc -disable-cross-import-overlays -Xlinker --allow-shlib-undefined)" || return 1
   echo "$folder/slimplayPackageTests.xctest"
 }

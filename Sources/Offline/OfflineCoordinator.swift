@@ -272,6 +272,10 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       _ = client.request(["playlist", "jump", .number(Double(index))])
     case .stopServer:
       _ = client.request(["stop"])
+    case .pauseServer:
+      client.request(["pause", "1"]).hop(to: eventLoop).assumeIsolated().whenFailure { [logger] error in
+        logger.warning("resync: the server did not take the pause: \(error)")
+      }
     case .stopLocal:
       engine.stopLocal()
     case .dropLocalTracks(let id):

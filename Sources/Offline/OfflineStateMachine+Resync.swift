@@ -63,8 +63,17 @@ extension OfflineStateMachine {
           // the track after never streamed). Every member's STMs leaves now; STMd a moment later.
           actions.append(.reportAfterGroupStart(afterMilliseconds: Self.decoderReadyAfterGroupStartMilliseconds))
         }
+        if started.staysPaused { actions.append(.pauseServer) }
         state = .handingBack(started)
         return actions
+      case .unpause where resync.staysPaused:
+        // The jump's start again, its pause not yet seen: asked for again; the output stays paused.
+        return [.pauseServer, .log(.info, "resync: the server started the track a paused player holds; pausing it")]
+      case .pause where resync.staysPaused && command.value == 0:
+        var paused = resync
+        paused.staysPaused = false  // from now on a `strm u` is the listener's
+        state = .handingBack(paused)
+        return [.forward(message)]
       case .stop, .flush:
         state = .online
         return [.forward(message), .log(.notice, "resync: the server stopped or moved playback; following it")]
@@ -241,11 +250,13 @@ extension OfflineStateMachine {
     // LMS skips a track when asked for a time past its end.
     let latest = max(0, (track.duration ?? .infinity) - 0.5)
     let requested = (min(heardSeconds, latest) * 1000).rounded(.down) / 1000
-    state = .resyncing(Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: requested))
+    var resync = Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: requested)
+    resync.staysPaused = facts.output == .paused
+    state = .resyncing(resync)
     return actions + [
       dropLocalTracks(after: heard.engineTrack),
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),
-      .jump(queueIndex: index, seconds: requested, thenPause: facts.output == .paused),
+      .jump(queueIndex: index, seconds: requested, thenPause: resync.staysPaused),
       .armResyncTimeout(.serverStream),
     ]
   }

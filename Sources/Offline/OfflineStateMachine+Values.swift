@@ -16,6 +16,10 @@ extension OfflineStateMachine {
     public var decoderReadyReported = false
     /// The adopted stream waits for the server's `strm u` (a sync group's start).
     public var awaitingStart = false
+    /// Paused before the outage: the jump asked the server to pause, and until its `strm p` comes
+    /// every `strm u` is the jump's own start, not the listener's (LMS 8.3 seen to start the adopted
+    /// stream and never pause it, the `pause 1` having reached it before the jump's play).
+    public var staysPaused = false
 
     /// A member that follows its group's master: it asked the server for nothing.
     public var followsGroup: Bool { requestedSeconds == nil }
@@ -116,6 +120,8 @@ extension OfflineStateMachine {
     case restartServerTrack(queueIndex: Int)
     /// `stop`: the queue was played to its end offline.
     case stopServer
+    /// `pause 1`: a player paused before the outage stays paused.
+    case pauseServer
     case stopLocal
     /// Drop the cached tracks queued behind this engine track (the server's stream follows it).
     case dropLocalTracks(after: Int)

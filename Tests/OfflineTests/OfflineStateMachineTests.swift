@@ -295,9 +295,46 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     let started = machine.serverMessage(unpause, facts: facts)
     #expect(!started.contains(.forward(unpause)), "the output stays paused")
     #expect(started.contains(.report(.resumed)) && started.contains(.report(.trackStarted)))
+    #expect(started.contains(.pauseServer), "the pause is asked for again, in case it came before the play")
     // The pause that follows reaches the engine, which is paused already.
     let pause = ServerMessage.stream(StreamCommand(command: .pause))
     #expect(machine.serverMessage(pause, facts: facts) == [.forward(pause)])
+    // From then on a start is the listener's.
+    #expect(machine.serverMessage(unpause, facts: facts) == [.forward(unpause)])
+  }
+
+  /// LMS 8.3 was seen to take the `pause 1` before the jump's play and then play on, starting the
+  /// next track and unpausing: until a pause comes, each start is the jump's, answered with a pause.
+  @Test func aPausedPlayerWhosePauseTheServerMissedIsPausedAgain() {
+    var machine = reconnected(queue(3), index: 1)
+    var facts = playing(7, at: 2)
+    facts.output = .paused
+    _ = machine.resyncStatusArrived(status(queue(3), current: 1, mode: .pause), facts: facts)
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
+    _ = machine.serverMessage(start, facts: facts)
+    let unpause = ServerMessage.stream(StreamCommand(command: .unpause))
+    #expect(machine.serverMessage(unpause, facts: facts).contains(.pauseServer))
+    // The cached copy read to its end (STMd): LMS, playing, streams the next track and starts it.
+    _ = machine.trackDecoded(7, cutShort: false, isCached: { _ in true })
+    let next = ServerMessage.stream(StreamCommand(command: .start, autostart: .automatic, format: .flac))
+    #expect(machine.serverMessage(next, facts: facts) == [.forward(next)])
+    let again = machine.serverMessage(unpause, facts: facts)
+    #expect(!again.contains(.forward(unpause)), "the output stays paused")
+    #expect(again.contains(.pauseServer))
+    let pause = ServerMessage.stream(StreamCommand(command: .pause))
+    #expect(machine.serverMessage(pause, facts: facts) == [.forward(pause)])
+    #expect(machine.serverMessage(unpause, facts: facts) == [.forward(unpause)])
+  }
+
+  @Test func aPlayingPlayerDoesNotPauseTheServer() {
+    var machine = reconnected(queue(3), index: 1)
+    let facts = playing(7, at: 2)
+    _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: facts)
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
+    _ = machine.serverMessage(start, facts: facts)
+    let unpause = ServerMessage.stream(StreamCommand(command: .unpause))
+    #expect(!machine.serverMessage(unpause, facts: facts).contains(.pauseServer))
+    #expect(machine.serverMessage(unpause, facts: facts) == [.forward(unpause)])
   }
 
   @Test func anEditThatKeepsTheHeardTrackFollowsItToItsNewIndex() {

@@ -74,6 +74,18 @@ extension OfflineStateMachine {
         paused.staysPaused = false  // from now on a `strm u` is the listener's
         state = .handingBack(paused)
         return [.forward(message)]
+      case .stop where jumpsNotAdopted > 0, .flush where jumpsNotAdopted > 0:
+        // The stream adopted was an earlier jump's, carried out late (LMS 7.9.1 seen, loaded: a
+        // jump that timed out streamed 10 s later, just before the one asked again): the last
+        // jump's stream follows this stop. Nothing local stops; if none comes, the resync fails.
+        var waiting = resync
+        waiting.decoderReadyReported = false
+        waiting.awaitingStart = false
+        state = .resyncing(waiting)
+        return [
+          .report(.flushed), .armResyncTimeout(.serverStream),
+          .log(.notice, "resync: the server carried out an earlier jump late; waiting for the last one's stream"),
+        ]
       case .stop, .flush:
         state = .online
         return [.forward(message), .log(.notice, "resync: the server stopped or moved playback; following it")]
@@ -92,6 +104,7 @@ extension OfflineStateMachine {
   /// has sent STMl) is reported loaded now, and started when LMS starts it.
   mutating func adopt(_ resync: Resync, command: StreamCommand, facts: EngineFacts) -> [Action] {
     var resync = resync
+    jumpsNotAdopted = max(0, jumpsNotAdopted - 1)
     var actions: [Action] = [.cancelResyncTimeout, .report(.connecting)]
     if resync.requestedSeconds == nil {
       // A member that followed its master kept its cached tracks queued until the group's stream came.
@@ -253,6 +266,7 @@ extension OfflineStateMachine {
     var resync = Resync(engineTrack: heard.engineTrack, queueIndex: index, requestedSeconds: requested)
     resync.staysPaused = facts.output == .paused
     state = .resyncing(resync)
+    jumpsNotAdopted += 1
     return actions + [
       dropLocalTracks(after: heard.engineTrack),
       .log(.notice, "resync: asking the server to play track \(index + 1) from \(requested) s"),

@@ -75,6 +75,9 @@ public struct OfflineStateMachine: Sendable {
   public internal(set) var playedOut: PlayedOut?
   /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
   var resyncFailures = 0
+  /// Jumps asked of the server on this connection whose stream has not been adopted: a jump given
+  /// up on (its request timed out) may still be carried out, late, before the one asked again.
+  var jumpsNotAdopted = 0
   /// LMS's own sync adjustments of this player, taken as its view of the player while the group's
   /// clock keeps the group in time (milliseconds, positive: LMS sees it behind). Every elapsed
   /// time LMS is told is moved by them, so it sees the player where it wants it. LMS dates
@@ -98,6 +101,7 @@ public struct OfflineStateMachine: Sendable {
   public mutating func connectionChanged(up: Bool, facts: EngineFacts, isCached: (QueueTrack) -> Bool) -> [Action] {
     isConnected = up
     pendingGroupStream = nil
+    jumpsNotAdopted = 0
     serverViewMilliseconds = 0
     guard up else { return [.stopPolling] + connectionLost(facts: facts, isCached: isCached) }
     var actions: [Action] = [.startPolling]
@@ -224,6 +228,7 @@ public struct OfflineStateMachine: Sendable {
     var actions: [Action] = []
     if case .handingBack(let resync) = state, id > resync.engineTrack {
       state = .online
+      jumpsNotAdopted = 0
       actions.append(.log(.notice, "resync: the server's stream took over at track \(resync.queueIndex + 2)"))
     }
     if state == .online { actions.append(.pollSoon) }

@@ -499,6 +499,33 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(machine.state == .online)
   }
 
+  /// LMS 7.9.1, loaded, after a partition: the first jump timed out and was asked again; LMS then
+  /// carried out both, the late one's stream just before the one asked again. The stop between them
+  /// is not the listener's: the last stream is adopted and the cache plays on.
+  @Test func aJumpCarriedOutLateIsNotTakenForTheListenersStop() {
+    var machine = reconnected(queue(3), index: 1)
+    #expect(jumps(machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))).count == 1)
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    _ = machine.serverMessage(stop, facts: playing(7, at: 4))  // the first jump's stop, late
+    _ = machine.resyncFailed("the server's stream did not start in time")
+    #expect(jumps(machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 9))).count == 1)
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .automatic, format: .flac))
+    _ = machine.serverMessage(start, facts: playing(7, at: 9.3))  // the first jump's stream
+    let between = machine.serverMessage(stop, facts: playing(7, at: 9.3))
+    #expect(!between.contains(.forward(stop)), "nothing local stops")
+    #expect(between.contains(.armResyncTimeout(.serverStream)))
+    let last = machine.serverMessage(start, facts: playing(7, at: 9.3))
+    #expect(!last.contains(.forward(start)), "the last jump's stream is adopted, not played")
+    #expect(last.contains(.cancelResyncTimeout))
+    guard case .handingBack = machine.state else {
+      Issue.record("handing back expected, not \(machine.state)")
+      return
+    }
+    // Every jump's stream came: a stop now is the listener's.
+    #expect(machine.serverMessage(stop, facts: playing(7, at: 10)).contains(.forward(stop)))
+    #expect(machine.state == .online)
+  }
+
   @Test func noStreamInTimeOrAConnectionLossKeepsPlayingFromTheCache() {
     var machine = reconnected(queue(3), index: 1)
     _ = machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))

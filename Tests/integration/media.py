@@ -181,6 +181,23 @@ class Capture:
         time.sleep(0.1)  # anything beyond the expected length would show now
         return self.bytes()
 
+    def wait_until_quiet(self, quiet: float = 0.3, timeout: float = 5.0) -> bytes:
+        """What the player wrote, once nothing more has come for `quiet` seconds: STMu leaves once the
+        last frame is written to the pipe, which this reader may not have read yet (seen on a loaded
+        machine: a comparison right after STMu took a capture short of its end)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        length, since = len(self.bytes()), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.02)
+            now = len(self.bytes())
+            if now != length:
+                length, since = now, time.monotonic()
+            elif time.monotonic() - since >= quiet:
+                break
+        return self.bytes()
+
     def bytes(self) -> bytes:
         with self.lock:
             return bytes(self.data)

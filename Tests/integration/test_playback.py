@@ -20,6 +20,7 @@ def play_and_capture(server, start_player, url, mime, seconds_timeout=20, extra=
     server.call(lambda: client.volume_set(100))  # 0x10000: unity gain
     server.call(lambda: client.play_url(url, mime_type=mime))
     assert server.wait_for(lambda: "STMu" in events(server), timeout=seconds_timeout), player.log()
+    capture.wait_until_quiet()
     return player, capture
 
 
@@ -62,7 +63,7 @@ def test_volume_50_gives_exactly_the_16_16_gain(server, start_player, media, med
     assert server.wait_for(lambda: "STMu" in events(server), timeout=20), player.log()
     reference = media.flac_reference(flac)
     samples = struct.unpack(f"<{len(reference) // 2}h", reference)
-    got = capture.bytes()
+    got = capture.wait_for_length(len(reference) * 2, timeout=5)
     out = struct.unpack(f"<{len(got) // 4}i", got)
     assert len(out) == len(samples), player.log()
     # 32-bit output carries the whole product: (sample << 16) * gain >> 16, in every sample.
@@ -104,7 +105,7 @@ def test_gapless_two_tracks_are_one_sample_exact_concatenation(server, start_pla
     server.call(lambda: client.play_url(media_server.url(b.name), mime_type="audio/flac", enqueue=True, send_flush=False))
     assert server.wait_for(lambda: "STMu" in events(server), timeout=20), player.log()
     expected = media.flac_reference(a) + media.flac_reference(b)
-    assert capture.bytes() == expected
+    assert capture.wait_for_length(len(expected), timeout=5) == expected
     assert events(server).count("STMs") == 2
     assert events(server).count("STMd") == 2
 

@@ -88,7 +88,8 @@ import Testing
   @Test func aNextLinkThatIsNotFLACEndsAfterTheLastFLACLinkPlayedWhole() throws {
     let dir = TempDir()
     dir.run("sox -n -r 44100 -c 2 -b 16 a.wav synth 1.2 sine 440 pinknoise vol 0.3")
-    dir.run("flac -s -f --ogg -o a.oga a.wav && oggenc --quiet -o b.ogg a.wav && cat a.oga b.ogg > ab.oga")
+    dir.run("flac -s -f --ogg --serial-number=1 -o a.oga a.wav && oggenc --quiet -s 2 -o b.ogg a.wav")
+    dir.run("cat a.oga b.ogg > ab.oga")
     let decoder = try DecoderFactory.make(codec: .flac)
     let input = DecoderContractTests.feed(dir.read("ab.oga"), end: true)
     let output = FrameOutput(capacityFrames: 1 << 18)

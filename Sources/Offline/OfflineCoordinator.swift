@@ -233,9 +233,9 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
       engine.handle(message)
     case .report(let event):
       reporter?.report(event, errorCode: 0)
-    case .reportAfterGroupStart(let milliseconds):
+    case .reportDecoderReadyLater(let milliseconds):
       eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds))) { [self] in
-        perform(machine.groupStartReported())
+        perform(machine.decoderReadyDue())
       }
     case .continueFromCache(let id, let track):
       guard let source = cachedSource(for: track), engine.continueTrack(id, from: source) else {

@@ -10,9 +10,10 @@ extension OfflineStateMachine {
   /// ends within `groupTrackEndMargin`).
   static let decoderReadyAfterGroupStartMilliseconds = 500
 
-  /// The moment after a group's start has passed: the adopted stream's STMd leaves, unless the
-  /// server has moved on meanwhile.
-  public mutating func groupStartReported() -> [Action] {
+  /// The moment after a group's start, or after an adopted stream that may have been an earlier
+  /// jump's, has passed: the adopted stream's STMd leaves, unless it already has or the server has
+  /// moved on meanwhile.
+  public mutating func decoderReadyDue() -> [Action] {
     guard case .handingBack(var resync) = state, !resync.awaitingStart, !resync.decoderReadyReported else { return [] }
     resync.decoderReadyReported = true
     state = .handingBack(resync)

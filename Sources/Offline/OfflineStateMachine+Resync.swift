@@ -4,6 +4,10 @@ import SlimProto
 /// Server messages while offline and resyncing, the resync itself, and the elapsed time LMS is
 /// told while its stream of the heard track is adopted.
 extension OfflineStateMachine {
+  /// How long an adopted stream's STMd waits while another jump asked has not streamed: the stop
+  /// and stream of a jump carried out late come in one burst with the earlier one's.
+  static let decoderReadyAfterEarlierJumpMilliseconds = 2000
+
   // MARK: Server messages
 
   /// `groupKeepsTime`: the group's clock keeps this player's group in time (`GroupClock.keepsTheGroupsTime`).
@@ -61,7 +65,7 @@ extension OfflineStateMachine {
           // fetches the next track at the first member's STMd, and takes a master's STMs that comes
           // after that for the next track's start (LMS 7.9.1 seen: the group shown a track behind,
           // the track after never streamed). Every member's STMs leaves now; STMd a moment later.
-          actions.append(.reportAfterGroupStart(afterMilliseconds: Self.decoderReadyAfterGroupStartMilliseconds))
+          actions.append(.reportDecoderReadyLater(afterMilliseconds: Self.decoderReadyAfterGroupStartMilliseconds))
         }
         if started.staysPaused { actions.append(.pauseServer) }
         state = .handingBack(started)
@@ -112,7 +116,13 @@ extension OfflineStateMachine {
     }
     if command.autostart.startsAutomatically {
       actions.append(.report(.trackStarted))
-      if !isReading(resync.engineTrack, facts) {
+      if !isReading(resync.engineTrack, facts) && jumpsNotAdopted > 0 {
+        // Another jump asked has not streamed yet: this stream may be an earlier one's carried out
+        // late, with a stop and the last jump's stream right behind it. LMS would take this STMd
+        // for that last stream, and the next for the track after it: a track lost (LMS 8.3.0 seen,
+        // a flapping link). It leaves only if nothing follows.
+        actions.append(.reportDecoderReadyLater(afterMilliseconds: Self.decoderReadyAfterEarlierJumpMilliseconds))
+      } else if !isReading(resync.engineTrack, facts) {
         resync.decoderReadyReported = true
         actions.append(.report(.decoderReady))
       }

@@ -98,8 +98,8 @@ extension OfflineStateMachine {
     case forward(ServerMessage)
     /// Send a STAT event to the server.
     case report(StatusEvent)
-    /// Call `groupStartReported()` after this many milliseconds.
-    case reportAfterGroupStart(afterMilliseconds: Int)
+    /// Call `decoderReadyDue()` after this many milliseconds.
+    case reportDecoderReadyLater(afterMilliseconds: Int)
     /// The track's source becomes its cached copy, at the exact next frame.
     case continueFromCache(engineTrack: Int, track: QueueTrack)
     /// Queue the first of these cached tracks that opens behind what plays (gapless).

@@ -204,9 +204,9 @@ import Testing
     let unpause = ServerMessage.stream(StreamCommand(command: .unpause, value: 123_456))
     #expect(
       machine.serverMessage(unpause, facts: Self.playing(7, at: 4))
-        == [.report(.resumed), .report(.trackStarted), .reportAfterGroupStart(afterMilliseconds: 500)])
-    #expect(machine.groupStartReported() == [.report(.decoderReady)])
-    #expect(machine.groupStartReported().isEmpty)
+        == [.report(.resumed), .report(.trackStarted), .reportDecoderReadyLater(afterMilliseconds: 500)])
+    #expect(machine.decoderReadyDue() == [.report(.decoderReady)])
+    #expect(machine.decoderReadyDue().isEmpty)
     #expect(machine.serverMessage(start, facts: Self.playing(7, at: 9)) == [.forward(start)])
     machine.trackCreated(9, facts: Self.playing(7, at: 9))
     _ = machine.trackStarted(9)

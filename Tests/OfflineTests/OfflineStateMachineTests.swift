@@ -510,13 +510,20 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     _ = machine.resyncFailed("the server's stream did not start in time")
     #expect(jumps(machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 9))).count == 1)
     let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .automatic, format: .flac))
-    _ = machine.serverMessage(start, facts: playing(7, at: 9.3))  // the first jump's stream
+    // The cached copy of the heard track has been read to its end (no decoding in the facts), so
+    // an adopted stream is decoded at once: the burst of the late jump's stream, the stop and the
+    // last jump's stream must still make one STMd (LMS 8.3.0 seen: two, and a track lost).
+    let first = machine.serverMessage(start, facts: playing(7, at: 9.3))  // the first jump's stream
+    #expect(!first.contains(.report(.decoderReady)))
+    #expect(first.contains(.reportDecoderReadyLater(afterMilliseconds: 2000)))
     let between = machine.serverMessage(stop, facts: playing(7, at: 9.3))
     #expect(!between.contains(.forward(stop)), "nothing local stops")
     #expect(between.contains(.armResyncTimeout(.serverStream)))
     let last = machine.serverMessage(start, facts: playing(7, at: 9.3))
     #expect(!last.contains(.forward(start)), "the last jump's stream is adopted, not played")
     #expect(last.contains(.cancelResyncTimeout))
+    #expect(last.filter { $0 == .report(.decoderReady) }.count == 1)
+    #expect(machine.decoderReadyDue().isEmpty, "the first stream's delayed STMd does not leave as well")
     guard case .handingBack = machine.state else {
       Issue.record("handing back expected, not \(machine.state)")
       return
@@ -524,6 +531,25 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     // Every jump's stream came: a stop now is the listener's.
     #expect(machine.serverMessage(stop, facts: playing(7, at: 10)).contains(.forward(stop)))
     #expect(machine.state == .online)
+  }
+
+  /// A jump asked again after a timeout whose first try LMS never carried out: the one stream
+  /// that comes is the last jump's, and its STMd leaves once nothing followed it.
+  @Test func aStreamAdoptedWhileAnEarlierJumpIsOutstandingReportsItsDecodeOnce() {
+    var machine = reconnected(queue(3), index: 1)
+    #expect(jumps(machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 3))).count == 1)
+    _ = machine.resyncFailed("the server's stream did not start in time")
+    #expect(jumps(machine.resyncStatusArrived(status(queue(3), current: 1), facts: playing(7, at: 9))).count == 1)
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .automatic, format: .flac))
+    let adopted = machine.serverMessage(start, facts: playing(7, at: 9.3))
+    #expect(!adopted.contains(.report(.decoderReady)))
+    #expect(adopted.contains(.reportDecoderReadyLater(afterMilliseconds: 2000)))
+    #expect(machine.decoderReadyDue() == [.report(.decoderReady)])
+    #expect(machine.decoderReadyDue().isEmpty)
+    // The cached copy was read to its end: a server's stop now is the listener's.
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    _ = machine.trackStarted(8)
+    #expect(machine.serverMessage(stop, facts: playing(8, at: 0.2)).contains(.forward(stop)))
   }
 
   @Test func noStreamInTimeOrAConnectionLossKeepsPlayingFromTheCache() {

@@ -295,32 +295,50 @@ class Bench:
     # measurements
 
     def sizes(self) -> dict:
+        # In another machine's userland the paths are its own, and so are `ldd` and the packages'
+        # binaries (installed stripped, and this machine's strip cannot read them).
+        userland = self.args.userland
+        inside = ["chroot", str(userland)] if userland else []
+
+        def on_disk(path: str) -> str:
+            return os.path.realpath(f"{userland}{path}" if userland else path)
+
         def shared_libraries(binary: str) -> int:
-            out = subprocess.run(["ldd", binary], capture_output=True, text=True).stdout
+            out = subprocess.run([*inside, "ldd", binary], capture_output=True, text=True).stdout
             paths = set()
             for line in out.splitlines():
                 parts = line.split("=>")
                 candidate = (parts[1] if len(parts) > 1 else parts[0]).strip().split(" (")[0].strip()
                 if candidate.startswith("/"):
-                    paths.add(os.path.realpath(candidate))
+                    paths.add(on_disk(candidate))
             return sum(os.path.getsize(p) for p in paths)
 
-        stripped = self.work / "slimplay.stripped"
-        run("strip", "-o", str(stripped), self.args.slimplay)
-        squeezelite_stripped = self.work / "squeezelite.stripped"
-        run("strip", "-o", str(squeezelite_stripped), self.args.squeezelite)
+        def stripped_size(player: str, binary: str) -> int:
+            if userland:
+                return os.path.getsize(on_disk(binary))
+            stripped = self.work / f"{player}.stripped"
+            run("strip", "-o", str(stripped), binary)
+            return os.path.getsize(stripped)
+
         return {
-            "slimplay": {
-                "binary_bytes": os.path.getsize(self.args.slimplay),
-                "stripped_bytes": os.path.getsize(stripped),
-                "shared_libraries_bytes": shared_libraries(self.args.slimplay),
-            },
-            "squeezelite": {
-                "binary_bytes": os.path.getsize(self.args.squeezelite),
-                "stripped_bytes": os.path.getsize(squeezelite_stripped),
-                "shared_libraries_bytes": shared_libraries(self.args.squeezelite),
-            },
+            player: {
+                "binary_bytes": os.path.getsize(on_disk(binary)),
+                "stripped_bytes": stripped_size(player, binary),
+                "shared_libraries_bytes": shared_libraries(binary),
+            }
+            for player, binary in (("slimplay", self.args.slimplay), ("squeezelite", self.args.squeezelite))
         }
+
+    def emulator_alone(self) -> dict:
+        """What the userland's emulator holds by itself: VmRSS of its `sleep` (qemu translating one
+        small program), the share of each player's VmRSS that is the emulator's and not the player's."""
+        process = subprocess.Popen(["chroot", str(self.args.userland), "sleep", "5"])
+        try:
+            time.sleep(2)
+            status = proc_status(process.pid)
+            return {"rss_kb": int(status["VmRSS"].split()[0]), "rss_anon_kb": int(status["RssAnon"].split()[0])}
+        finally:
+            process.wait()
 
     def idle(self, player: str) -> dict:
         # squeezelite keeps its output open and writes silence while stopped: `-C 1` closes it.
@@ -804,6 +822,8 @@ def build_rows(results: dict, args: argparse.Namespace) -> list[dict]:
 
     if "playing" in results:
         group = f"playing at real time, file from the LMS-like server ({args.window:g} s window)"
+        if args.userland:
+            group += f", in {args.userland.name}: CPU is the emulator's, not the device's"
         for codec in CODECS:
             section = results["playing"].get(codec.key)
             if section:
@@ -824,6 +844,11 @@ def build_rows(results: dict, args: argparse.Namespace) -> list[dict]:
             add(group, "VmRSS MB", *both(section, "rss_kb", 1 / 1024), 1)
             add(group, "RssAnon MB", *both(section, "rss_anon_kb", 1 / 1024), 1)
             add(group, "threads", *both(section, "threads"), 0)
+            if alone := results.get("emulator_alone"):
+                # Each process is the emulator and its player: what the emulator holds alone is taken off.
+                for key, label in (("rss_kb", "VmRSS"), ("rss_anon_kb", "RssAnon")):
+                    add(group, f"{label} MB less the emulator's alone ({alone[key] / 1024:.1f} MB)",
+                        *(None if v is None else (v - alone[key]) / 1024 for v in both(section, key)), 1)
 
     if "radio" in results:
         group = f"playing a stream that arrives at its own bit rate, like internet radio ({args.window:g} s window)"
@@ -956,8 +981,8 @@ def main() -> None:
         parts.add("callgrind")
     if unknown := parts - set(PARTS):
         parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
-    if args.userland and parts != {"callgrind"}:
-        parser.error("--userland runs only the callgrind part: give --only callgrind")
+    if args.userland and not parts <= {"callgrind", "playing", "sizes"}:
+        parser.error("--userland runs only the callgrind, playing and sizes parts: give --only with them")
     # aioslimproto's heartbeat tasks are still pending when the server's loop stops: not news.
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)
 
@@ -1033,6 +1058,8 @@ def main() -> None:
                     progress(f"startup, run {i + 1}, {player}")
                     results["startup"][player].append(bench.startup(player, CODECS[0], media["flac16"]))
         if "playing" in parts:
+            if args.userland:
+                results["emulator_alone"] = bench.emulator_alone()
             results["playing"] = {c.key: {p: [] for p in PLAYERS} for c in CODECS}
             results["playing_stdout"] = {"flac16": {"slimplay": []}}
             for i in range(args.runs):

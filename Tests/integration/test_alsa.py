@@ -198,6 +198,7 @@ def started_on_pulse(server, start_player, pulse_sink, tmp_path, monkeypatch):  
     return recorder, player, client
 
 
+@pytest.mark.arm64
 def test_alsa_pause_and_resume_lose_and_repeat_nothing(
     server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
 ):
@@ -246,6 +247,7 @@ def test_alsa_power_off_and_on_lose_and_repeat_nothing(
     assert_whole_in_two_stretches(placed, len(reference) // 4, "power-off")
 
 
+@pytest.mark.arm64
 def test_alsa_after_a_stop_the_next_tracks_come_out_whole(
     server, start_player, media, media_server, pulse_sink, tmp_path, monkeypatch
 ):

@@ -223,28 +223,14 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
   }
 
   private func respondPage(context: ChannelHandlerContext, keepAlive: Bool) {
-    let bytes = Array(ControlPage.html.utf8)
-    var headers = HTTPHeaders()
-    headers.add(name: "Content-Type", value: "text/html; charset=utf-8")
-    headers.add(name: "Content-Length", value: String(bytes.count))
-    headers.add(name: "Cache-Control", value: "no-store")
-    let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
-    context.write(wrapOutboundOut(.head(head)), promise: nil)
-    context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
-    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-    awaitNextRequest(context: context)
+    send(
+      context: context, status: .ok, contentType: "text/html; charset=utf-8", Array(ControlPage.html.utf8),
+      keepAlive: keepAlive)
   }
 
   private func respondImage(context: ChannelHandlerContext, _ bytes: [UInt8], keepAlive: Bool) {
-    var headers = HTTPHeaders()
-    headers.add(name: "Content-Type", value: bytes.starts(with: [0x89, 0x50]) ? "image/png" : "image/jpeg")
-    headers.add(name: "Content-Length", value: String(bytes.count))
-    headers.add(name: "Cache-Control", value: "no-store")
-    let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)
-    context.write(wrapOutboundOut(.head(head)), promise: nil)
-    context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
-    context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-    awaitNextRequest(context: context)
+    let contentType = bytes.starts(with: [0x89, 0x50]) ? "image/png" : "image/jpeg"
+    send(context: context, status: .ok, contentType: contentType, bytes, keepAlive: keepAlive)
   }
 
   /// `text/event-stream`: the connection stays open and gets every status event.
@@ -263,13 +249,23 @@ private final class ControlHTTPHandler: ChannelInboundHandler {
   }
 
   private func respond(context: ChannelHandlerContext, _ response: ControlResponse, keepAlive: Bool) {
-    let bytes = Array((response.body.encoded + "\n").utf8)
+    send(
+      context: context, status: .init(statusCode: response.status), contentType: "application/json; charset=utf-8",
+      Array((response.body.encoded + "\n").utf8), keepAlive: keepAlive)
+  }
+
+  /// One whole response: with `keepAlive` the connection then waits for the next request, without
+  /// it the response says `Connection: close` and the connection closes once it is written.
+  private func send(
+    context: ChannelHandlerContext, status: HTTPResponseStatus, contentType: String, _ bytes: [UInt8],
+    keepAlive: Bool
+  ) {
     var headers = HTTPHeaders()
-    headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+    headers.add(name: "Content-Type", value: contentType)
     headers.add(name: "Content-Length", value: String(bytes.count))
     headers.add(name: "Cache-Control", value: "no-store")
     if !keepAlive { headers.add(name: "Connection", value: "close") }
-    let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
+    let head = HTTPResponseHead(version: .http1_1, status: status, headers: headers)
     context.write(wrapOutboundOut(.head(head)), promise: nil)
     context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: bytes)))), promise: nil)
     if keepAlive {

@@ -1,6 +1,7 @@
 """The local control API and `slimplay ctl`, online (through LMS) and offline (local playback)."""
 
 import json
+import socket
 import struct
 import subprocess
 import time
@@ -143,6 +144,24 @@ def test_the_page_and_its_live_events(lms_factory, start_player, media, tmp_path
         assert reply.headers["Content-Type"].startswith("text/html")
     assert "EventSource" in page and "/api/events" in page and "http" not in page.split("<script>")[0].lower().replace(
         'http-equiv', '')
+    # One connection: the page and the status kept alive, then the page asked with `Connection:
+    # close`, answered so and closed at once (not at the 10 s limit on an idle connection).
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        reader = connection.makefile("rb")
+        for path, close in (("/", False), ("/api/status", False), ("/", True)):
+            ask = "Connection: close\r\n" if close else ""
+            connection.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{ask}\r\n".encode())
+            status_line = reader.readline()
+            headers = {}
+            while line := reader.readline().decode().strip():
+                name, _, value = line.partition(":")
+                headers[name.strip().lower()] = value.strip()
+            body = reader.read(int(headers["content-length"]))
+            assert status_line.startswith(b"HTTP/1.1 200") and len(body) == int(headers["content-length"]), path
+            assert (headers.get("connection") == "close") == close, (path, close, headers)
+        asked = time.monotonic()
+        assert reader.read(1) == b"", "the connection stays open after Connection: close"
+        assert time.monotonic() - asked < 3
     events = urllib.request.urlopen(f"http://127.0.0.1:{port}/api/events", timeout=10)
     assert events.headers["Content-Type"] == "text/event-stream"
     seen = []

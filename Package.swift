@@ -34,7 +34,7 @@ let package = Package(
 
     // What every module shares: the monotonic clock, errno text, EINTR-safe descriptor I/O, small
     // files written atomically, bounded semaphores, hex text and the one codec vocabulary.
-    .target(name: "Support", swiftSettings: strict),
+    .target(name: "Support", dependencies: ["CSupport"], swiftSettings: strict),
 
     // Connecting to a numeric address without the resolver's thread.
     .target(
@@ -150,7 +150,7 @@ let package = Package(
     .target(
       name: "LocalControl",
       dependencies: [
-        "LMSControl", "Offline", "Support",
+        "LMSControl", "Offline", "Playback", "SlimConnection", "SlimProto", "Support",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
         .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -162,6 +162,7 @@ let package = Package(
     .target(
       name: "SlimplayCLI",
       dependencies: [
+        "AudioBuffers",
         "AudioOutput",
         "CSupport",
         "Decoders",
@@ -177,6 +178,7 @@ let package = Package(
         "Support",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOHTTP1", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: strict),
@@ -226,7 +228,8 @@ let package = Package(
       name: "PlaybackTests",
       dependencies: [
         "Playback", "AudioBuffers", "AudioOutput", "Decoders", "SlimConnection", "SlimProto", "Support", "TestSupport",
-        .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strict),
     .testTarget(
@@ -235,6 +238,7 @@ let package = Package(
         "StreamFetch", "AudioBuffers", "SlimProto", "Support", "TestSupport",
         .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOPosix", package: "swift-nio"),
+        .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strict),
     .testTarget(
@@ -246,7 +250,10 @@ let package = Package(
       swiftSettings: strict),
     .testTarget(
       name: "LocalControlTests",
-      dependencies: ["LocalControl", "LMSControl", .product(name: "NIOEmbedded", package: "swift-nio")],
+      dependencies: [
+        "LocalControl", "LMSControl", .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"),
+      ],
       swiftSettings: strict),
     .testTarget(
       name: "GroupSyncTests",
@@ -258,7 +265,11 @@ let package = Package(
       ],
       swiftSettings: strict),
     .testTarget(
-      name: "OfflineTests", dependencies: ["Offline", "LMSControl", "SlimConnection", "Support", "TestSupport"],
+      name: "OfflineTests",
+      dependencies: [
+        "Offline", "LMSControl", "SlimConnection", "SlimProto", "Support", "TestSupport",
+        .product(name: "Logging", package: "swift-log"),
+      ],
       swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",

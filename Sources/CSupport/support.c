@@ -157,16 +157,29 @@ int slimplay_release_free_heap(void) {
 #include <errno.h>
 #include <time.h>
 
-int slimplay_join_thread(pthread_t thread, int timeout_ms) {
+static struct timespec monotonic_deadline(int timeout_ms) {
     struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
     long nanoseconds = deadline.tv_nsec + (long)(timeout_ms % 1000) * 1000000L;
     deadline.tv_sec += timeout_ms / 1000 + nanoseconds / 1000000000L;
     deadline.tv_nsec = nanoseconds % 1000000000L;
+    return deadline;
+}
+
+int slimplay_join_thread(pthread_t thread, int timeout_ms) {
+    struct timespec deadline = monotonic_deadline(timeout_ms);
     int result;
     do {
-        result = pthread_timedjoin_np(thread, NULL, &deadline);
+        result = pthread_clockjoin_np(thread, NULL, CLOCK_MONOTONIC, &deadline);
     } while (result == EINTR);
     if (result == ETIMEDOUT) pthread_detach(thread);
     return result;
+}
+
+int slimplay_semaphore_wait(sem_t *semaphore, int timeout_ms) {
+    struct timespec deadline = monotonic_deadline(timeout_ms < 0 ? 0 : timeout_ms);
+    while (sem_clockwait(semaphore, CLOCK_MONOTONIC, &deadline) != 0) {
+        if (errno != EINTR) return errno;
+    }
+    return 0;
 }

@@ -1,3 +1,5 @@
+import CSupport
+
 #if canImport(Glibc)
   import Glibc
 #endif
@@ -5,7 +7,7 @@
 /// A POSIX semaphore whose every wait has a limit: a thread that does not answer (an output
 /// blocked in a device write) costs the waiter a bounded time, never a hang.
 public final class Semaphore: @unchecked Sendable {
-  // sem_t is shared memory by design: sem_post/sem_timedwait are the synchronisation.
+  // sem_t is shared memory by design: sem_post and the timed wait are the synchronisation.
   private let semaphore: UnsafeMutablePointer<sem_t>
 
   public init() {
@@ -21,17 +23,10 @@ public final class Semaphore: @unchecked Sendable {
   /// Async-signal-safe and lock-free: usable from the realtime threads.
   public func signal() { sem_post(semaphore) }
 
-  /// Waits for a signal at most `milliseconds`; false when the time ran out.
+  /// Waits for a signal at most `milliseconds` (on the monotonic clock: setting the wall clock
+  /// does not change the limit); false when the time ran out.
   public func wait(milliseconds: Int) -> Bool {
-    var deadline = timespec()
-    clock_gettime(CLOCK_REALTIME, &deadline)
-    let nanoseconds = deadline.tv_nsec + milliseconds % 1000 * 1_000_000
-    deadline.tv_sec += milliseconds / 1000 + nanoseconds / 1_000_000_000
-    deadline.tv_nsec = nanoseconds % 1_000_000_000
-    while sem_timedwait(semaphore, &deadline) != 0 {
-      if errno != EINTR { return false }
-    }
-    return true
+    slimplay_semaphore_wait(semaphore, Int32(clamping: milliseconds)) == 0
   }
 
   /// Waits until `condition` holds, woken by signals, at most `milliseconds` in all; false when

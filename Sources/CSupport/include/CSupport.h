@@ -13,9 +13,16 @@ void slimplay_set_thread_name(const char *name);
 int slimplay_set_thread_nice(int nice);
 
 /// Waits at most `timeout_ms` for `thread` to end; past that, detaches it (its resources go when
-/// it ends by itself). 0 when joined, ETIMEDOUT when detached, another errno on misuse.
+/// it ends by itself). 0 when joined, ETIMEDOUT when detached, another errno on misuse. The limit
+/// is kept on the monotonic clock: setting the wall clock does not change it.
 #include <pthread.h>
 int slimplay_join_thread(pthread_t thread, int timeout_ms);
+
+/// Waits at most `timeout_ms` for `semaphore` (sem_clockwait on the monotonic clock, so that
+/// setting the wall clock neither stretches nor cuts the wait), resuming after signal handlers.
+/// 0 when taken, ETIMEDOUT when the time ran out, another errno on misuse.
+#include <semaphore.h>
+int slimplay_semaphore_wait(sem_t *semaphore, int timeout_ms);
 
 /// Bytes waiting in a pipe or socket (FIONREAD); works on a pipe's write end too. -1 on failure.
 int slimplay_queued_bytes(int fd);

@@ -97,10 +97,19 @@ swift_build_arm64() {
     as_root cp /etc/gitconfig "$jail/etc/gitconfig"
   fi
   log "building for arm64 ($(as_root chroot "$jail" swift --version 2>/dev/null | head -n1)): $*"
-  local build=(swift build --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK" --scratch-path "${ARM64_SCRATCH:-$ROOT/.build-arm64}" "$@")
+  # Run from the chroot's root with --package-path: swift's driver stops on a precondition (SIGILL, in
+  # Foundation's fileSystemRepresentation) when getcwd fails, which one CI run met with the working
+  # directory inside the bind-mounted project; the root of the chroot is always reachable.
+  local build=(swift build --package-path "$ROOT" --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK"
+    --scratch-path "${ARM64_SCRATCH:-$ROOT/.build-arm64}" "$@")
   as_root chroot "$jail" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     PKG_CONFIG_PATH=/sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:/sysroot/usr/share/pkgconfig PKG_CONFIG_SYSROOT_DIR=/sysroot \
-    bash -c 'set -o pipefail; cd "$1" && shift && "$@" >&2 && "$@" --show-bin-path | tail -n1' _ "$ROOT" "${build[@]}"
+    bash -c 'set -o pipefail; cd / && "$@" >&2 && "$@" --show-bin-path | tail -n1' _ "${build[@]}" || {
+    local status=$?
+    echo "error: the arm64 build failed ($status); what is mounted in the compiler's chroot:" >&2
+    findmnt -R -o TARGET,SOURCE,FSTYPE "$jail" >&2 || true
+    return "$status"
+  }
 }
 
 # The arm64 release binary: the same flags as build_release, cross-compiled.

@@ -87,27 +87,20 @@ extension OutputPlayer {
       gains = trackGains()
     }
     if pending.stop {
-      state = .stopped
+      machine.stop()
       publish(running: false)
     }
     if pending.flushAll {
       output.ring.discardAll()
       output.boundaries.removeAll()
       device.discardQueued()
-      primeBeforeAudio = device.isClocked  // the stream starts again from empty
-      silenceFrames = 0
-      skipFrames = 0
-      framesPlayed = 0
-      trackID = -1
-      supply.framesArrived()
-      plan = nil
-      fadeIn = nil
-      crossfading = nil
+      machine.flushedAll(deviceClocked: device.isClocked)  // the stream starts again from empty
       publish(running: false)
     }
     if let frame = pending.flushFrom {
       output.boundaries.removeAll(atOrAfter: frame)
       output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
+      machine.flushed(from: frame)
     }
     if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
     if let powered = pending.powered, powered == poweredOff {
@@ -126,43 +119,31 @@ extension OutputPlayer {
         publish(running: false, heardAll: true)
       }
     }
-    if pending.pause, state != .stopped {
-      if !device.isClocked {
-        device.pauseQueued()
-      } else if case .waiting = state {
-        device.discardQueued()  // only the silence lining up a start: the start is timed anew
-        primeBeforeAudio = true
-      } else if state == .running, device.isOpen {
-        // What the device holds is heard: the pause lands after it, nothing lost or repeated.
-        pauseSilenceDue = device.delayFrames() + 2 * device.chunkFrames
+    if pending.pause, machine.run != .stopped {
+      switch machine.pause(device: deviceFacts, queuedFrames: { device.delayFrames() }) {
+      case .none, .playOut: break
+      case .pauseQueued: device.pauseQueued()
+      case .discardLineUp: device.discardQueued()
       }
-      state = .paused
       // What a device without a clock still holds is its reader's (a pipe's): the pause lands after
       // it, as on squeezelite's stdout, and the position is final at once.
       publish(running: false, heardAll: !device.isClocked)
     }
     if let start = pending.start {
       poweredOff = false  // a start or a resume switches the output on, as on squeezelite
-      if case .running = state {
-        // Already playing (a prefetched track): it starts when the output reaches it.
-      } else {
-        state = .waiting(start)
-        supply.framesArrived()
-      }
+      machine.start(start)
     }
-    if state != .paused { pauseSilenceDue = nil }
     if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
       || pending.skipMilliseconds > 0 || pending.nudgeFrames != 0 || pending.closeDevice != nil
     {
       schedule = nil  // the position was moved on purpose
     }
-    // A correction moves what plays: run dry with nothing buffered, there is nothing to move (kept,
-    // it would move the next track instead).
-    if !supply.isDry || output.ring.fill > 0 || output.boundaries.peek() != nil {
+    if pending.silenceMilliseconds > 0 || pending.skipMilliseconds > 0 || pending.nudgeFrames != 0 {
       let rate = device.isOpen ? device.sampleRate : (output.boundaries.peek()?.format.sampleRate ?? 44100)
-      silenceFrames += pending.silenceMilliseconds * rate / 1000
-      skipFrames += pending.skipMilliseconds * rate / 1000
-      if pending.nudgeFrames > 0 { silenceFrames += pending.nudgeFrames } else { skipFrames -= pending.nudgeFrames }
+      machine.correct(
+        silenceFrames: pending.silenceMilliseconds * rate / 1000 + max(0, pending.nudgeFrames),
+        skipFrames: pending.skipMilliseconds * rate / 1000 + max(0, -pending.nudgeFrames),
+        framesBuffered: output.ring.fill > 0 || output.boundaries.peek() != nil)
     }
     for _ in 0..<pending.releaseHolds { producerHold?.release() }
     if pending.acknowledge > 0 {

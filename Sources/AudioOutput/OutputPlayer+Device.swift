@@ -63,7 +63,7 @@ extension OutputPlayer {
     do {
       try device.open(sampleRate: rate, nativeDSD: nativeDSD)
       schedule = nil  // a device opened anew has a delay of its own
-      primeBeforeAudio = device.isClocked
+      machine.deviceOpened(clocked: device.isClocked)
       lastWriteNanoseconds = MonotonicClock.nanoseconds()
       nextOpenAttempt = 0
       onEvent(.deviceOpened(sampleRate: rate))

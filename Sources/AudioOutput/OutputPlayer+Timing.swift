@@ -8,28 +8,19 @@ extension OutputPlayer {
   /// One period of the silence written while paused on a sound card (it does not count as use
   /// for `-C`); once what the device held has played, the position is everything written.
   func writePauseSilence() {
-    guard let due = pauseSilenceDue, device.isOpen else {
-      pauseSilenceDue = nil
-      return
-    }
+    guard device.isOpen else { return machine.pauseSilenceAbandoned() }
     let lastUse = lastWriteNanoseconds
     let written = writeSilence(frames: device.chunkFrames)
     lastWriteNanoseconds = lastUse
-    guard let written else {
-      pauseSilenceDue = nil
-      return
-    }
-    if due > 0 && due <= written {
+    guard let written else { return machine.pauseSilenceAbandoned() }
+    if machine.pauseSilenceWritten(written) {
       publish(running: false, heardAll: true)
       onEvent(.pauseHeard)
     }
-    pauseSilenceDue = max(0, due - written)
   }
 
-  /// A timed start on a sound card (sync groups): silence is queued until a frame written next
-  /// would be heard at `deadline`, so the first frame plays then whatever the device holds or
-  /// however long it took to open; a start that is late by the device's own delay skips the
-  /// frames that would have played meanwhile, keeping the group's schedule.
+  /// A timed start on a sound card (sync groups), lined up as `OutputStateMachine.lineUp` decides
+  /// from the device's dated delay.
   func lineUpStart(at deadline: UInt64) {
     let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
     let rate: Int
@@ -44,34 +35,23 @@ extension OutputPlayer {
       (rate, nativeDSD) = (44100, nil)
     }
     guard ensureOpen(rate: rate, nativeDSD: nativeDSD) else { return }
-    primeBeforeAudio = false  // the silence lining up the start comes first anyway
     let reading = datedDelay()
-    let delay = reading.frames
-    let untilDeadline = Int64(deadline) - Int64(reading.at)
-    // squeezelite's sanity limit: a start more than 10 s away is taken as now.
-    guard untilDeadline < 10_000_000_000 else {
-      state = .running
-      return
-    }
-    let lead = Int(untilDeadline * Int64(rate) / 1_000_000_000) - delay
-    if lead > 0 {
-      let period = device.chunkFrames
-      if lead > period && delay >= 2 * period {
-        // Two periods queued keep the device running; the rest is written once the time is
-        // near, when a sound server's delay has settled (at first it counts what was written).
-        wakeup.wait(timeoutMilliseconds: 2)
-        return
-      }
-      _ = writeSilence(frames: min(lead, period))
+    let step = machine.lineUp(
+      nanosecondsToDeadline: Int64(deadline) - Int64(reading.at), delayFrames: reading.frames, rate: rate,
+      chunkFrames: device.chunkFrames)
+    switch step {
+    case .settle:
+      wakeup.wait(timeoutMilliseconds: 2)
+    case .silence(let frames):
+      _ = writeSilence(frames: frames)
       // A device waiting for its start threshold (a sound server's stream until its buffer is
       // full) would start late: its delay only counts once it plays.
       device.startQueued()
-      return
+    case .started(let scheduled):
+      guard scheduled else { return }
+      schedule = StartSchedule(
+        frame: output.ring.totalConsumed / OutputFrames.bytesPerFrame, deadline: deadline, sampleRate: rate)
     }
-    if -lead < 10 * rate { skipFrames += -lead }
-    state = .running
-    schedule = StartSchedule(
-      frame: output.ring.totalConsumed / OutputFrames.bytesPerFrame, deadline: deadline, sampleRate: rate)
   }
 
   /// Once the device's delay has settled, the frame heard is compared with the one the timed start
@@ -91,7 +71,7 @@ extension OutputPlayer {
       return
     }
     let correction = due.correction(forOffset: offset)
-    if correction > 0 { silenceFrames += correction } else { skipFrames += -correction }
+    machine.correct(silenceFrames: max(0, correction), skipFrames: max(0, -correction), framesBuffered: true)
     schedule = due.checked()
     onEvent(.startChecked(offsetFrames: offset, correctedFrames: correction, sampleRate: due.sampleRate))
   }

@@ -46,13 +46,6 @@ public final class OutputPlayer: @unchecked Sendable {
     }
   }
 
-  enum RunState: Equatable {
-    case stopped
-    case waiting(StartCondition)
-    case running
-    case paused
-  }
-
   struct Requests {
     var start: StartCondition?
     var pause = false
@@ -105,22 +98,13 @@ public final class OutputPlayer: @unchecked Sendable {
   let consumed: Wakeup
 
   // Output-thread state.
-  var state = RunState.stopped
+  /// The output's decisions: run state, track, fades, corrections, supply (see its type).
+  var machine = OutputStateMachine()
   var volume: (left: UInt32, right: UInt32) = (GainStage.unity, GainStage.unity)
   var treatment = TrackTreatment()
   var gains = ChannelGains.unity
   /// Per-track treatment, registered by the engine before the track's frames can arrive.
   let treatments = Mutex<[Int: TrackTreatment]>([:])
-  var silenceFrames = 0
-  var skipFrames = 0
-  /// Paused on a clocked device: silence is written while paused, as squeezelite does, so what the
-  /// device held plays out (nothing lost, nothing repeated) and the device never runs dry (a sound
-  /// server that ran dry loses the first frames written after). The count is the silence still due
-  /// before the position is published as everything written; nil when not paused so.
-  var pauseSilenceDue: Int?
-  /// A clocked device that was just opened, flushed or has run out: a period of silence goes
-  /// before the next audio, since a sound server starting a stream loses the first milliseconds.
-  var primeBeforeAudio = false
   /// After a timed start: when its schedule is checked again (see `StartSchedule`).
   var schedule: StartSchedule?
   /// The visualiser segment says audio plays (it is told when silence plays instead).
@@ -128,12 +112,6 @@ public final class OutputPlayer: @unchecked Sendable {
   /// Switched off by the server (`aude 0`): nothing is written until it is switched on again, and
   /// what is buffered stays for then (squeezelite's OUTPUT_OFF).
   var poweredOff = false
-
-  var framesPlayed = 0
-  /// The output ring frame at which the current track began.
-  var trackStartFrame = 0
-  var trackID = -1
-  var supply = OutputSupply()
   /// While the output has run dry: how many bytes must be buffered before a commit wakes it (0:
   /// any commit does). When the decoder is the bottleneck (a fast reader on `-o -`, a stream that
   /// arrives at play speed), resuming from a write's worth instead of from every decoded block
@@ -152,19 +130,10 @@ public final class OutputPlayer: @unchecked Sendable {
   /// memory).
   let dsdSilence: UnsafeMutableBufferPointer<Int32>
   var dsdSilenceEncoding = SampleEncoding.pcm
-  /// What the current track's frames carry: for DSD (DoP or native) unity gain, no fades, DSD
-  /// silence.
-  var carried = SampleEncoding.pcm
   /// The next DoP frame written carries the second marker (see `DoP.stamp`).
   var dopSecondMarkerNext = false
   /// Scratch for crossfade mixing, one chunk long.
   let mix: UnsafeMutableBufferPointer<Int32>
-  /// The transition planned into the next boundary, computed once per boundary.
-  var plan: TransitionPlan?
-  /// A fade-in running at the start of the current track: (first frame, length).
-  var fadeIn: (start: Int, frames: Int)?
-  /// The track whose crossfade has begun (its start was already announced).
-  var crossfading: (trackID: Int, frames: Int)?
 
   public init(
     output: FrameOutput, device: any OutputDevice, configuration: Configuration = Configuration(),
@@ -212,6 +181,10 @@ public final class OutputPlayer: @unchecked Sendable {
 
   // MARK: Output thread
 
+  /// What the current track's frames carry: for DSD (DoP or native) unity gain, no fades, DSD
+  /// silence.
+  var carried: SampleEncoding { machine.encoding }
+
   private func run() {
     while applyRequests() {
       if poweredOff {
@@ -221,32 +194,30 @@ public final class OutputPlayer: @unchecked Sendable {
         wakeup.wait(timeoutMilliseconds: 1000)
         continue
       }
-      if state != .running || supply.isDry {
+      if machine.isIdle {
         closeDeviceIfIdle()
         if visualiserRunning, let visualiser = configuration.visualiser, visualiser.silent() {
           visualiserRunning = false
         }
       }
-      switch state {
-      case .stopped, .paused:
-        if pauseSilenceDue != nil {
-          writePauseSilence()
-        } else {
-          wakeup.wait(timeoutMilliseconds: 1000)
-        }
+      switch machine.run {
+      case .stopped, .paused(silenceDue: nil):
+        wakeup.wait(timeoutMilliseconds: 1000)
+      case .paused:
+        writePauseSilence()
       case .waiting(let condition):
         if case .at(let deadline) = condition, device.isClocked {
           lineUpStart(at: deadline)
         } else if isReady(condition) {
-          state = .running
+          machine.startPlaying()
         } else if case .at(let deadline) = condition {
           let remaining = Int64(deadline) - Int64(MonotonicClock.nanoseconds())
           wakeup.wait(timeoutMilliseconds: Int32(max(1, min(remaining / 1_000_000, 100))))
         } else {
           wakeup.wait(timeoutMilliseconds: 50)
         }
-      case .running:
-        playChunk()
+      case .playing:
+        playStep()
       }
     }
   }
@@ -265,129 +236,112 @@ public final class OutputPlayer: @unchecked Sendable {
     }
   }
 
-  private func playChunk() {
+  var deviceFacts: OutputStateMachine.Device {
+    .init(
+      isOpen: device.isOpen, isClocked: device.isClocked, sampleRate: device.sampleRate,
+      chunkFrames: device.chunkFrames)
+  }
+
+  /// One step while playing: the machine decides from what the ring and the device show, the
+  /// step is carried out here and what was written reported back.
+  private func playStep() {
     if schedule != nil { keepSchedule() }
-    // Silence delays what follows it: with nothing buffered to follow (a queue's end, all of it
-    // already in the device) it would only lengthen the stream, so it waits for audio.
-    if silenceFrames > 0, output.bufferedFrames > 0 || output.boundaries.peek() != nil {
-      let frames = min(silenceFrames, silence.count / 2, device.chunkFrames)
-      // A closed device reopens for the current track's DSD at its rate; PCM's silence at any rate.
-      let rate = device.isOpen || carried.isBitstream ? device.sampleRate : 44100
-      guard ensureOpen(rate: rate, nativeDSD: carried.nativeDSD) else { return }
-      if let written = writeSilence(frames: frames) { silenceFrames -= written }
-      return
-    }
     let readFrame = output.ring.totalConsumed / OutputFrames.bytesPerFrame
     // Taken before the boundaries: the decoder queues a track's boundary before its first frame,
     // so every frame this region holds has its boundary visible below.
     let region = output.ring.readableRegion()
-    var limit = Int.max
-    var fadeOut: (position: Int, frames: Int)?
-    if let boundary = output.boundaries.peek() {
-      if boundary.frame <= readFrame {
-        // The boundary stays queued until the device is open: a device that is absent now
-        // must not cost the track its start.
-        guard ensureOpen(for: boundary.format) else { return }
-        output.boundaries.pop()
-        beginTrack(boundary)
-        return
-      }
-      limit = boundary.frame - readFrame
-      if var plan = transitionPlan(into: boundary, readFrame: readFrame) {
-        let windowStart = boundary.frame - plan.frames
-        if readFrame < windowStart {
-          limit = windowStart - readFrame  // arrive exactly at the window
-        } else if plan.kind == .crossfade, plan.crossfadePossible {
-          if crossfadeChunk(into: boundary, plan: plan, readFrame: readFrame) { return }
-          plan.crossfadePossible = false
-          self.plan = plan
-        } else if plan.kind == .fadeOut || plan.kind == .fadeOutIn {
-          fadeOut = (readFrame - windowStart, plan.frames)
-        }
-      }
+    let boundary = output.boundaries.peek()
+    var incoming: Transition?
+    if let boundary, machine.needsTransition(into: boundary) {
+      incoming = treatments.withLock { $0[boundary.trackID]?.transition } ?? Transition()
     }
-    var frames = min(region.count / OutputFrames.bytesPerFrame, limit, device.chunkFrames)
-    // With nothing buffered there is nothing to skip yet: the empty ring is handled below (a skip
-    // left pending there would spin here until frames came).
-    if skipFrames > 0, frames > 0 {
-      let skipped = min(frames, skipFrames)
-      output.ring.commitRead(skipped * OutputFrames.bytesPerFrame)
-      skipFrames -= skipped
-      framesPlayed += skipped
+    let facts = OutputStateMachine.Facts(
+      readFrame: readFrame, readableFrames: region.count / OutputFrames.bytesPerFrame,
+      writtenFrames: output.ring.totalWritten / OutputFrames.bytesPerFrame,
+      ringFrames: output.ring.capacity / OutputFrames.bytesPerFrame, boundary: boundary,
+      incomingTransition: incoming, device: deviceFacts)
+    switch machine.nextStep(facts) {
+    case .silence(let frames, let rate):
+      guard ensureOpen(rate: rate, nativeDSD: carried.nativeDSD) else { return }
+      if let written = writeSilence(frames: frames) { machine.silenceWritten(written) }
+    case .boundary(let boundary):
+      guard ensureOpen(for: boundary.format) else { return }
+      output.boundaries.pop()
+      beginTrack(boundary)
+    case .crossfade(let frames, let ramp, let aheadFrames, let announce):
+      if let announce { onEvent(.trackStarted(trackID: announce)) }
+      crossfadeChunk(frames: frames, ramp: ramp, aheadFrames: aheadFrames)
+    case .skip(let frames):
+      output.ring.commitRead(frames * OutputFrames.bytesPerFrame)
+      machine.skipped(frames)
       wakeDecoderIfRoom()
-      return
+    case .open(let rate):
+      _ = ensureOpen(rate: rate, nativeDSD: carried.nativeDSD)
+    case .leadIn(let frames):
+      machine.leadInWritten()
+      _ = writeSilence(frames: frames)
+    case .play(let frames, let fadeOut, let fadeIn):
+      play(region, frames: frames, fadeOut: fadeOut, fadeIn: fadeIn)
+    case .ringEmpty:
+      ringEmpty()
     }
-    guard frames > 0 else {
-      let queued = device.isOpen ? device.delayFrames() : 0
-      let action = supply.ringEmpty(
-        queuedFrames: queued, chunkFrames: device.chunkFrames, sampleRate: device.sampleRate,
-        now: MonotonicClock.nanoseconds())
-      switch action {
-      case .wait(let milliseconds):
-        // The device still holds audio: the decoder's next frames are worth waiting for.
-        wakeup.wait(timeoutMilliseconds: milliseconds) { output.ring.fill == 0 && output.boundaries.peek() == nil }
-        return
-      case .playOut:
-        // Empty only counts once the device has played what it holds.
-        if device.isOpen {
-          playOutQueued()
-          primeBeforeAudio = device.isClocked
-          publish(running: true)
-          if output.ring.fill > 0 || output.boundaries.peek() != nil {
-            supply.framesArrived()
-            return
-          }
-        }
-        supply.ranDry()
-        // Nothing was left to delay or to skip: a correction left over would move the next track.
-        silenceFrames = 0
-        skipFrames = 0
-        onEvent(.ranDry)
-      case .stayDry:
-        break
-      }
-      let resumeBytes = min(Self.dryResumeFrames * OutputFrames.bytesPerFrame, output.ring.capacity / 2)
-      dryWakeBytes.store(resumeBytes, ordering: .releasing)
-      wakeup.wait(timeoutMilliseconds: 20) { output.ring.fill < resumeBytes && output.boundaries.peek() == nil }
-      dryWakeBytes.store(0, ordering: .releasing)
-      return
-    }
-    supply.framesArrived()
-    guard device.isOpen || ensureOpen(rate: device.sampleRate, nativeDSD: carried.nativeDSD) else { return }
-    if primeBeforeAudio {
-      primeBeforeAudio = false
-      _ = writeSilence(frames: device.chunkFrames)
-      return
-    }
+  }
+
+  private func play(
+    _ region: UnsafeRawBufferPointer, frames: Int, fadeOut: OutputStateMachine.RampSpan?,
+    fadeIn: OutputStateMachine.RampSpan?
+  ) {
     // Before the frames are touched (gain is applied in place): a command may come first.
     guard waitForRoom(frames: frames) else { return }
     let samples = UnsafeMutableBufferPointer(
       start: UnsafeMutableRawPointer(mutating: region.baseAddress!).assumingMemoryBound(to: Int32.self),
       count: frames * 2)
     exportToVisualiser(samples, frames: frames)
-    var ramped = false
-    if let fadeOut {
-      Ramp.apply(to: samples, from: fadeOut.position, of: fadeOut.frames, falling: true)
-      ramped = true
-    }
-    if let fade = fadeIn {
-      if readFrame >= fade.start + fade.frames {
-        fadeIn = nil
-      } else {
-        Ramp.apply(to: samples, from: readFrame - fade.start, of: fade.frames, falling: false)
-        ramped = true
-      }
-    }
+    if let fadeOut { Ramp.apply(to: samples, from: fadeOut.position, of: fadeOut.length, falling: true) }
+    if let fadeIn { Ramp.apply(to: samples, from: fadeIn.position, of: fadeIn.length, falling: false) }
     GainStage.apply(gains, to: samples)
     if carried == .dop { _ = DoP.stamp(samples, secondFirst: dopSecondMarkerNext) }
-    let dither = gains.needsDither || ramped
+    let dither = gains.needsDither || fadeOut != nil || fadeIn != nil
     guard let written = write(UnsafeBufferPointer(samples), dither: dither) else { return }
     if carried == .dop && written % 2 == 1 { dopSecondMarkerNext.toggle() }
-    frames = written
-    output.ring.commitRead(frames * OutputFrames.bytesPerFrame)
-    framesPlayed += frames
+    output.ring.commitRead(written * OutputFrames.bytesPerFrame)
+    machine.played(written)
     publish(running: true)
     wakeDecoderIfRoom()
+  }
+
+  /// Nothing buffered while playing: wait for the decoder while the device holds audio, else play
+  /// out what it holds and report the ring dry once.
+  private func ringEmpty() {
+    let queued = device.isOpen ? device.delayFrames() : 0
+    let action = machine.ringEmpty(
+      queuedFrames: queued, chunkFrames: device.chunkFrames, sampleRate: device.sampleRate,
+      now: MonotonicClock.nanoseconds())
+    switch action {
+    case .wait(let milliseconds):
+      // The device still holds audio: the decoder's next frames are worth waiting for.
+      wakeup.wait(timeoutMilliseconds: milliseconds) { output.ring.fill == 0 && output.boundaries.peek() == nil }
+      return
+    case .playOut:
+      // Empty only counts once the device has played what it holds.
+      if device.isOpen {
+        playOutQueued()
+        machine.playedOut(deviceClocked: device.isClocked)
+        publish(running: true)
+        if output.ring.fill > 0 || output.boundaries.peek() != nil {
+          machine.framesArrived()
+          return
+        }
+      }
+      machine.ranDry()
+      onEvent(.ranDry)
+    case .stayDry:
+      break
+    }
+    let resumeBytes = min(Self.dryResumeFrames * OutputFrames.bytesPerFrame, output.ring.capacity / 2)
+    dryWakeBytes.store(resumeBytes, ordering: .releasing)
+    wakeup.wait(timeoutMilliseconds: 20) { output.ring.fill < resumeBytes && output.boundaries.peek() == nil }
+    dryWakeBytes.store(0, ordering: .releasing)
   }
 
   /// `-v`: the frames about to be written, for a visualiser; DSD is no level to show, so the
@@ -431,10 +385,11 @@ public final class OutputPlayer: @unchecked Sendable {
       delay = max(0, output.ring.totalConsumed / OutputFrames.bytesPerFrame - due.scheduledFrame(at: now))
     }
     let rate = device.sampleRate
+    let track = machine.track
     position.withLock {
       $0 = PlayPosition(
-        trackID: trackID, framesPlayed: framesPlayed, delayFrames: delay, measuredAtNanoseconds: now,
-        sampleRate: rate, isRunning: running, trackStartFrame: trackStartFrame)
+        trackID: track.id, framesPlayed: track.framesPlayed, delayFrames: delay, measuredAtNanoseconds: now,
+        sampleRate: rate, isRunning: running, trackStartFrame: track.startFrame)
     }
   }
 }

@@ -158,9 +158,10 @@ let package = Package(
       ],
       swiftSettings: strict),
 
-    // Command line, configuration and logging: wires the modules together.
+    // One player assembled from its settings, with a lifecycle (start, stop): the modules wired
+    // together. Several can run in one process.
     .target(
-      name: "SlimplayCLI",
+      name: "SlimplayPlayer",
       dependencies: [
         "AudioBuffers",
         "AudioOutput",
@@ -175,6 +176,27 @@ let package = Package(
         "SlimConnection",
         "SlimProto",
         "StreamFetch",
+        "Support",
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: strict),
+
+    // The command line: options, configuration file, logging, the process around a player.
+    .target(
+      name: "SlimplayCLI",
+      dependencies: [
+        "AudioBuffers",
+        "AudioOutput",
+        "Decoders",
+        "LMSControl",
+        "LocalControl",
+        "Playback",
+        "Resampling",
+        "SlimConnection",
+        "SlimProto",
+        "SlimplayPlayer",
         "Support",
         .product(name: "Logging", package: "swift-log"),
         .product(name: "NIOCore", package: "swift-nio"),
@@ -279,9 +301,17 @@ let package = Package(
       ],
       swiftSettings: strict),
     .testTarget(
+      name: "SlimplayPlayerTests",
+      dependencies: [
+        "SlimplayPlayer", "SlimConnection", "SlimProto", "Support", "TestSupport",
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
+      ],
+      swiftSettings: strict),
+    .testTarget(
       name: "SlimplayCLITests",
       dependencies: [
-        "SlimplayCLI", "Resampling", "SlimConnection", "SlimProto", "Support", "TestSupport",
+        "SlimplayCLI", "SlimplayPlayer", "Resampling", "SlimConnection", "SlimProto", "Support", "TestSupport",
         .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strict),

@@ -321,7 +321,7 @@ class PacedFileServer:
 # --- players --------------------------------------------------------------------------------------
 
 
-# What slimplay announces for `-o -` (PlayerRuntime.maximumSampleRate).
+# What slimplay announces for `-o -` (Player.maximumSampleRate).
 STDOUT_MAX_RATE = 384_000
 
 

@@ -37,11 +37,3 @@ public struct Backoff: Sendable, Equatable {
 private func pow2(_ exponent: Int) -> Double {
   Double(1 << exponent)
 }
-
-extension Duration {
-  /// The duration in seconds as a floating-point number.
-  public var seconds: Double {
-    let (whole, fraction) = components
-    return Double(whole) + Double(fraction) * 1e-18
-  }
-}

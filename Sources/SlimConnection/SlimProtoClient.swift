@@ -268,10 +268,3 @@ private func formatted(_ duration: Duration) -> String {
   let ms = duration.nanoseconds / 1_000_000
   return ms < 1000 ? "\(ms) ms" : "\(Double(ms / 100) / 10) s"
 }
-
-extension Duration {
-  var nanoseconds: Int64 {
-    let (seconds, attoseconds) = components
-    return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-  }
-}

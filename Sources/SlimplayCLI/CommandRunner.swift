@@ -1,3 +1,4 @@
+import SlimplayPlayer
 import Support
 
 /// A command line that parsed but does not make sense (`-p 0`, `-V` with `-U`): reported like a

@@ -1,4 +1,5 @@
 import SlimConnection
+import SlimplayPlayer
 import Support
 
 #if canImport(Glibc)
@@ -104,11 +105,7 @@ public enum ConfigFile {
     return nil
   }
 
-  static func hostName() -> String {
-    var buffer = [CChar](repeating: 0, count: 256)
-    guard gethostname(&buffer, buffer.count - 1) == 0 else { return "slimplay" }
-    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
+  static func hostName() -> String { HostName.current() }
 
   /// A value as the shell would read it, up to an unquoted space or comment.
   private static func value(

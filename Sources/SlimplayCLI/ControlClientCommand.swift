@@ -3,6 +3,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import SlimConnection
+import SlimplayPlayer
 
 #if canImport(Glibc)
   import Glibc

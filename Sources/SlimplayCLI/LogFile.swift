@@ -1,3 +1,5 @@
+import SlimplayPlayer
+
 #if canImport(Glibc)
   import Glibc
 #endif

@@ -1,4 +1,5 @@
 import SlimConnection
+import SlimplayPlayer
 import Support
 
 #if canImport(Glibc)

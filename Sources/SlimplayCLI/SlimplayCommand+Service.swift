@@ -3,6 +3,8 @@ import Logging
 import Playback
 import SlimConnection
 import SlimProto
+import SlimplayPlayer
+import Support
 
 #if canImport(Glibc)
   import Glibc

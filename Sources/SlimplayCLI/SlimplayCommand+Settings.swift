@@ -4,6 +4,7 @@ import Playback
 import Resampling
 import SlimConnection
 import SlimProto
+import SlimplayPlayer
 import Support
 
 #if canImport(Glibc)

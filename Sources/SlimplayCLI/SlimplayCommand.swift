@@ -3,6 +3,7 @@ import Logging
 import Playback
 import SlimConnection
 import SlimProto
+import SlimplayPlayer
 
 #if canImport(Glibc)
   import Glibc

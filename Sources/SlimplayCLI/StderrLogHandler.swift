@@ -1,4 +1,5 @@
 import Logging
+import SlimplayPlayer
 import Support
 
 #if canImport(Glibc)

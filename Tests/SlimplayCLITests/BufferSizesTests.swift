@@ -1,4 +1,5 @@
 import SlimplayCLI
+import SlimplayPlayer
 import Testing
 
 @Suite("-b buffer sizes")

@@ -1,4 +1,5 @@
 import SlimplayCLI
+import SlimplayPlayer
 import Support
 import Testing
 

@@ -1,6 +1,7 @@
 import SlimConnection
 import SlimProto
 import SlimplayCLI
+import SlimplayPlayer
 import Testing
 
 @Suite("Command line: server, identity, output")

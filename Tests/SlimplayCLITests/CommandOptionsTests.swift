@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SlimplayCLI
+@testable import SlimplayPlayer
 
 @Suite struct CommandOptionsTests {
   private func usage(_ words: [String]) -> String? {

@@ -1,5 +1,6 @@
 import SlimConnection
 import SlimplayCLI
+import SlimplayPlayer
 import Support
 import Testing
 

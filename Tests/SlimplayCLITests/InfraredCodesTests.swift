@@ -1,4 +1,5 @@
 import SlimplayCLI
+import SlimplayPlayer
 import Testing
 
 /// `-i`: lircd's events as the Slim remote's codes LMS's default map knows.

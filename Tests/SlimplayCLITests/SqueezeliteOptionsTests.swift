@@ -1,5 +1,6 @@
 import Resampling
 import SlimplayCLI
+import SlimplayPlayer
 import Testing
 
 @Suite("Command line: squeezelite's options")

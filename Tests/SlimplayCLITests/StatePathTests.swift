@@ -1,6 +1,7 @@
 import Logging
 import SlimProto
 import SlimplayCLI
+import SlimplayPlayer
 import Support
 import TestSupport
 import Testing

@@ -1,4 +1,5 @@
 import SlimplayCLI
+import SlimplayPlayer
 
 /// Parses a command line as `slimplay` would, then validates it into settings.
 func settings(_ arguments: [String]) throws -> PlayerSettings {

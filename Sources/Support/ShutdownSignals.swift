@@ -6,12 +6,12 @@
 /// before any other thread starts (threads inherit the mask), then awaited with `sigwait`. A
 /// dispatch signal source would start libdispatch's manager and worker threads for a few signals
 /// in the player's whole life.
-enum ShutdownSignals {
-  static let numbers: [Int32] = [SIGINT, SIGTERM]
+public enum ShutdownSignals {
+  public static let numbers: [Int32] = [SIGINT, SIGTERM]
 
   /// Before any thread is created: from then on these signals (and SIGHUP when `hangUp`) wait
   /// for `next(hangUp:)`.
-  static func block(hangUp: Bool) {
+  public static func block(hangUp: Bool) {
     var set = signalSet(hangUp: hangUp)
     pthread_sigmask(SIG_BLOCK, &set, nil)
   }
@@ -19,7 +19,7 @@ enum ShutdownSignals {
   /// Blocks the calling thread until SIGINT or SIGTERM arrives (or SIGHUP, when `hangUp`);
   /// returns its number. After SIGINT or SIGTERM a second one ends the process at once, as it
   /// would without a handler.
-  static func next(hangUp: Bool) -> Int32 {
+  public static func next(hangUp: Bool) -> Int32 {
     var set = signalSet(hangUp: hangUp)
     var number: Int32 = 0
     while sigwait(&set, &number) != 0 {}
@@ -31,7 +31,7 @@ enum ShutdownSignals {
   }
 
   /// For a child process: the mask and the dispositions it should start with.
-  static func resetForChild(_ attributes: inout posix_spawnattr_t) {
+  public static func resetForChild(_ attributes: inout posix_spawnattr_t) {
     var empty = sigset_t()
     sigemptyset(&empty)
     var handled = signalSet(hangUp: true)

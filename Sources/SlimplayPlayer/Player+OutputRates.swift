@@ -5,7 +5,7 @@ import Resampling
 
 /// The rates the player offers LMS and plays at, and how DSD reaches the output: `-r`, `-Z`, `-R`
 /// and `-D` weighed against what the output device takes.
-extension PlayerRuntime {
+extension Player {
   /// `-R`: the recipe and the rates the output takes (`-r`, else what the device accepts, else
   /// every common rate); nil without `-R` or without libsoxr.
   func resamplingSettings() -> ResamplingSettings? {

@@ -1,0 +1,393 @@
+import AudioOutput
+import CSupport
+import Decoders
+import GroupSync
+import LMSControl
+import LocalControl
+import Logging
+import NIOCore
+import NIOPosix
+import Offline
+import Playback
+import Resampling
+import SlimConnection
+import SlimProto
+import StreamFetch
+import Support
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Why a player cannot be made.
+public enum PlayerError: Error, Equatable, CustomStringConvertible {
+  /// Another player (in this process or another) holds the state folder of this MAC address.
+  case stateFolderHeld(String)
+  case unreadablePasswordFile(String)
+
+  public var description: String {
+    switch self {
+    case .stateFolderHeld(let reason): reason
+    case .unreadablePasswordFile(let path): "cannot read the LMS password file \(path)"
+    }
+  }
+}
+
+/// One player, built from its settings: the audio pipeline, the SlimProto session and client, and
+/// (as the settings ask) the offline side, the control API, the power hooks and the remote. It
+/// owns its event loops and threads: `start()` connects it, `stop()` tears it all down and waits,
+/// so several players can live in one process, each with its own state folder and cache.
+/// Process-wide matters (logging, signals, daemonizing, the pid file) are the caller's.
+public final class Player {
+  public let settings: PlayerSettings
+  public let mac: MACAddress
+  /// `<state>/<MAC>`, when there is a state folder.
+  public let stateFolder: String?
+  private let logger = Logger(label: LogConfiguration.Category.slimproto.rawValue)
+  private let stateLock: FolderLock?
+  private var running: Running?
+
+  /// What a started player is made of, for `stop()`.
+  private struct Running {
+    let group: MultiThreadedEventLoopGroup
+    let client: SlimProtoClient
+    let engine: StreamingEngine
+    let coordinator: OfflineCoordinator?
+    let control: ControlServer?
+    let lmsClient: LMSClient?
+  }
+
+  /// Takes the player's state folder (refused while another player holds it: it would overwrite
+  /// the other's state); nothing runs until `start()`.
+  public init(settings: PlayerSettings, environment: [String: String]) throws(PlayerError) {
+    self.settings = settings
+    mac = settings.mac ?? MACAddressSource.stableAddress()
+    stateFolder = settings.playerStateDirectoryPath(environment: environment, mac: mac)
+    var lock: FolderLock?
+    if let base = settings.stateDirectoryPath(environment: environment) {
+      switch PlayerStateFolder.prepare(base: base, mac: mac, logger: logger) {
+      case .success(let held):
+        lock = held
+      case .failure(.held(let folder, let pid)):
+        throw .stateFolderHeld(
+          "state: \(FolderLock.Failure.held(folder: folder, pid: pid)) as player \(mac): give each player its own -m")
+      case .failure(let failure):
+        logger.warning("state: \(failure)")
+      }
+    }
+    stateLock = lock
+    nameStore = NameStore(path: settings.nameFilePath(environment: environment, mac: mac))
+  }
+
+  private let nameStore: NameStore
+
+  deinit { stop() }
+
+  /// Builds the player and connects it to the server (or starts looking for one).
+  public func start() throws(PlayerError) {
+    guard running == nil else { return }
+    let name = settings.name ?? nameStore.load()
+    // https streams straight from the source need libssl, loaded only when one plays; without it
+    // LMS relays them.
+    let canHTTPS = TLSLibrary.isInstalled
+    if !canHTTPS { logger.info("libssl.so.3 not found: https streams come relayed by LMS (install libssl3)") }
+    let identity = PlayerSession.Identity(
+      mac: mac, model: settings.model, modelName: settings.modelName, firmware: SlimplayVersion.string,
+      formats: settings.formatTokens, canHTTPS: canHTTPS)
+    logger.notice("slimplay \(SlimplayVersion.string) player \(mac) name '\(name ?? "(server's choice)")'")
+
+    // One loop for control and streams; a second for cache downloads (blocking file writes).
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: settings.offline.enabled ? 2 : 1)
+    // Named for what they do (top, /proc/PID/task/*/comm), in the order next() hands them out.
+    // Downloads for the cache are background work: they yield the CPU to playback.
+    for (loop, (name, nice)) in zip(group.makeIterator(), [("slimplay-net", 0), ("slimplay-cache", 10)]) {
+      loop.execute {
+        slimplay_set_thread_name(name)
+        _ = slimplay_set_thread_nice(Int32(nice))
+      }
+    }
+    let loop = group.next()
+    // Where the server is: the session records it, the JSON-RPC side reads it.
+    let location = ServerLocation()
+    let streamingEngine = makeEngine(eventLoop: loop)
+    var engine: any PlaybackEngine = streamingEngine
+    if let script = settings.powerScript {
+      let power = PowerScript(path: script, logger: logger)
+      power.started()
+      streamingEngine.powerChanged = { power.powerChanged(isOn: $0) }
+    }
+    if let specification = settings.gpioRelay {
+      let relay = GPIORelay(specification, logger: logger)
+      streamingEngine.powerChanged = { relay.powerChanged(isOn: $0) }
+    }
+    // JSON-RPC to LMS: for the offline side and for the control API.
+    let lmsClient: LMSClient?
+    do {
+      lmsClient =
+        settings.offline.enabled || settings.control != nil
+        ? try makeLMSClient(loop: loop, location: location) : nil
+    } catch {
+      try? group.syncShutdownGracefully()
+      streamingEngine.shutDown()
+      throw error
+    }
+    var offlineCoordinator: OfflineCoordinator?
+    var controlled: (any ControlledPlayer)?
+    if settings.offline.enabled, let lmsClient,
+      let coordinator = makeOfflineCoordinator(
+        engine: streamingEngine, client: lmsClient, downloadLoop: group.next(), stateFolder: stateFolder)
+    {
+      engine = coordinator
+      offlineCoordinator = coordinator
+      controlled = coordinator
+      loop.execute { coordinator.start() }
+    }
+    var controlServer: ControlServer?
+    if let control = settings.control, let lmsClient {
+      let logger = Logger(label: LogConfiguration.Category.control.rawValue)
+      let player: any ControlledPlayer
+      if let controlled {
+        player = controlled
+      } else {
+        // Offline mode off: the queue comes from LMS's status, polled while connected.
+        let view = OnlinePlayerView(
+          engine: streamingEngine,
+          poller: StatusPoller(client: lmsClient, logger: Logger(label: LogConfiguration.Category.lms.rawValue)))
+        engine = view
+        player = view
+      }
+      let artwork = stateFolder.map {
+        ArtworkCache(directory: $0 + "/artwork", capacityBytes: 250 << 20, client: lmsClient, logger: logger)
+      }
+      let target = PlayerControl(
+        player: player, client: lmsClient, artwork: artwork,
+        snapshotPath: stateFolder.map { $0 + "/nowplaying.json" })
+      // Clients on the network reach the API by the machine's name as well as by address.
+      let server = ControlServer(
+        eventLoop: loop, token: control.token, ownNames: [control.host, HostName.current()], target: target,
+        logger: logger)
+      server.start(host: control.host, port: control.port, furtherPorts: control.furtherPorts)
+      controlServer = server
+    }
+    let session = PlayerSession(
+      identity: identity, name: name, nameStore: nameStore, engine: engine, location: location, logger: logger)
+    if let lircrc = settings.infrared {
+      // Each press goes out on the connection's loop, timed as the status reports are; the session
+      // is touched there only.
+      nonisolated(unsafe) let sessionOnLoop = session
+      _ = InfraredRemote(logger: logger).start(lircrc: lircrc) { code in
+        loop.execute {
+          let jiffies = UInt32(truncatingIfNeeded: MonotonicClock.milliseconds())
+          sessionOnLoop.send(.infrared(jiffies: jiffies, format: 0, bits: 0, code: code))
+        }
+      }
+    }
+    let client = SlimProtoClient(
+      configuration: .init(
+        server: settings.server,
+        discovery: ServerDiscovery(target: settings.discoveryTarget),
+        serverTimeout: .seconds(Int64(settings.serverTimeoutSeconds)),
+        // Playing offline, the player wants to know within a second or two that the server is
+        // back, to resync it; a refused connect on the LAN costs next to nothing.
+        backoff: offlineCoordinator == nil ? Backoff() : Backoff(maximum: .milliseconds(750)),
+        liveness: settings.liveness),
+      session: session, eventLoop: loop, logger: logger)
+    client.discovered = { reply in location.discoveredHTTPPort = reply.jsonPort }
+    releaseCodeOnceUsed(engine: streamingEngine, loop: loop)
+    client.start()
+    running = Running(
+      group: group, client: client, engine: streamingEngine, coordinator: offlineCoordinator,
+      control: controlServer, lmsClient: lmsClient)
+  }
+
+  /// Disconnects, stops playback, closes the device and ends the player's threads; waits for all
+  /// of it. The state folder stays held until the player is released.
+  public func stop() {
+    guard let running else { return }
+    self.running = nil
+    let (coordinator, engine, control, lmsClient, client) = (
+      running.coordinator, running.engine, running.control, running.lmsClient, running.client
+    )
+    running.group.next().execute {
+      coordinator?.shutDown()
+      engine.shutDown()
+      control?.stop()
+      lmsClient?.close()
+      client.stop()
+    }
+    do {
+      try client.stopped.wait()
+    } catch {
+      logger.warning("the connection did not close cleanly: \(error)")
+    }
+    do {
+      try running.group.syncShutdownGracefully()
+    } catch {
+      logger.warning("the event loops did not end cleanly: \(error)")
+    }
+  }
+
+  /// The kernel maps code in 64 KB blocks around each page used, and much code runs once: all of
+  /// start-up (argument parsing, set-up, the libraries' symbol tables), and at each stream and
+  /// track start the stream's and decoder's set-up, the status poll and downloads of a new queue
+  /// position. Dropping the program's and libraries' code and constants from this process (they
+  /// fault back from the page cache when next used) and returning the free heap keeps resident
+  /// what playing uses. Start-up's pages go when the server first asks for a stream (2 s after
+  /// the start at the latest), before the buffers fill; a stream or track start is followed by
+  /// drops 2 s and 10 s later, a new start moving them, so a run of skips costs two. Set before
+  /// the client starts, so the control loop only ever reads them.
+  private func releaseCodeOnceUsed(engine: StreamingEngine, loop: any EventLoop) {
+    let logger = logger
+    let release: @Sendable (String) -> Void = { what in
+      let bytes = slimplay_release_program_pages()
+      let heap = slimplay_release_free_heap() != 0 ? ", free heap returned" : ""
+      logger.debug("released \(bytes >> 10) KB of code and constants \(what)\(heap)")
+    }
+    let startUpReleased = NIOLoopBoundBox.makeBoxSendingValue(false, eventLoop: loop)
+    let releaseStartUp: @Sendable () -> Void = {
+      guard !startUpReleased.value else { return }
+      startUpReleased.value = true
+      release("of start-up")
+    }
+    let pendingReleases = NIOLoopBoundBox.makeBoxSendingValue([Scheduled<Void>](), eventLoop: loop)
+    let releaseAfterStarting: @Sendable () -> Void = {
+      for task in pendingReleases.value { task.cancel() }
+      pendingReleases.value = [2, 10].map { seconds in
+        loop.scheduleTask(in: .seconds(seconds)) { release("used to start a stream or a track") }
+      }
+    }
+    engine.streamRequested = {
+      releaseStartUp()
+      releaseAfterStarting()
+    }
+    engine.trackStarted = releaseAfterStarting
+    loop.scheduleTask(in: .seconds(2)) { releaseStartUp() }
+  }
+
+  /// The JSON-RPC client of the server the session is connected to.
+  private func makeLMSClient(loop: any EventLoop, location: ServerLocation) throws(PlayerError) -> LMSClient {
+    let offline = settings.offline
+    var credentials: LMSEndpoint.Credentials?
+    if let user = offline.lmsUser {
+      var password = ""
+      if let file = offline.lmsPasswordFile {
+        guard let text = FileIO.readText(file) else { throw PlayerError.unreadablePasswordFile(file) }
+        password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
+      }
+      credentials = .init(user: user, password: password)
+    }
+    let explicitPort = offline.lmsPort
+    let login = credentials
+    return LMSClient(eventLoop: loop, playerID: mac.description) {
+      location.server.map {
+        LMSEndpoint(
+          host: $0.host, port: explicitPort ?? location.discoveredHTTPPort ?? 9000, credentials: login)
+      }
+    }
+  }
+
+  /// The status poller, cache, downloads and the offline coordinator between them; nil when
+  /// there is no folder for the cache.
+  private func makeOfflineCoordinator(
+    engine: StreamingEngine, client: LMSClient, downloadLoop: any EventLoop, stateFolder: String?
+  ) -> OfflineCoordinator? {
+    let offline = settings.offline
+    let logger = Logger(label: LogConfiguration.Category.cache.rawValue)
+    let poller = StatusPoller(
+      client: client, configuration: .init(entries: offline.prefetch + 1),
+      logger: Logger(label: LogConfiguration.Category.lms.rawValue))
+    guard let folder = offline.cacheDirectory ?? stateFolder.map({ $0 + "/cache" }) else {
+      logger.warning("offline cache off: no folder for it (give --cache-dir or --state-dir)")
+      return nil
+    }
+    // One player to a cache: its index is rewritten whole by the player that owns it. (A folder
+    // that cannot be used at all is the store's to report.)
+    var owner: FolderLock?
+    switch FolderLock.acquire(folder) {
+    case .success(let lock): owner = lock
+    case .failure(.held(let folder, let pid)):
+      logger.error(
+        "offline cache off: \(FolderLock.Failure.held(folder: folder, pid: pid)): give each player its own --cache-dir")
+      return nil
+    case .failure: owner = nil
+    }
+    let store = CacheStore(
+      directory: folder, capacityBytes: offline.cacheMegabytes << 20, logger: logger, owner: owner)
+    store.load()
+    let downloads = DownloadManager(
+      eventLoop: downloadLoop, store: store, logger: logger, endpoint: { client.endpoint },
+      playbackIsFilling: { engine.playbackIsFilling })
+    return OfflineCoordinator(
+      engine: engine, poller: poller, client: client, store: store, downloads: downloads,
+      configuration: .init(
+        prefetch: offline.prefetch,
+        savedPlaybackPath: stateFolder.map { $0 + "/playback.json" },
+        streamStallSeconds: settings.liveness.stallSeconds,
+        groupLink: offline.syncPort == 0
+          ? nil
+          : GroupLink.Configuration(
+            port: offline.syncPort, interfaceAddress: nil, key: offline.syncKey.map { GroupKey($0) })),
+      eventLoop: client.eventLoop, logger: logger, groupLogger: Logger(label: LogConfiguration.Category.group.rawValue))
+  }
+
+  /// The audio pipeline with the output `-o` names.
+  private func makeEngine(eventLoop: any EventLoop) -> StreamingEngine {
+    var visualiser: VisualiserExport?
+    if settings.visualiser {
+      switch VisualiserExport.open(mac: mac.description) {
+      case .success(let export):
+        visualiser = export
+        logger.notice("visualiser: the output's samples in \(export.segmentName)")
+      case .failure(let error):
+        logger.error("visualiser off: \(error)")
+      }
+    }
+    let device: any OutputDevice
+    let format = settings.outputParameters.format?.deviceFormat
+    switch settings.output {
+    case .standardOutput:
+      device = StandardOutput(format: format ?? .s32)
+    case .null:
+      device = NullOutput()
+    case .alsa(let name):
+      device = ALSAOutput(
+        name: name,
+        parameters: .init(
+          buffer: settings.outputParameters.buffer, period: settings.outputParameters.period, format: format,
+          mmap: settings.outputParameters.mmap))
+    }
+    let hardwareVolume = settings.mixer.map {
+      HardwareVolume(
+        device: $0.device, control: $0.control, role: $0.role, linear: $0.linear,
+        logger: Logger(label: LogConfiguration.Category.output.rawValue))
+    }
+    if let hardwareVolume, hardwareVolume.role == .fullScale { hardwareVolume.deviceOpened() }
+    let resampling = resamplingSettings()
+    let outputBytes =
+      resampling.map { settings.buffers.outputBytes(resamplingTo: $0.supportedRates.max() ?? 44100) }
+      ?? settings.buffers.outputBytes
+    return StreamingEngine(
+      configuration: .init(
+        pipeline: .init(
+          streamBufferBytes: settings.buffers.streamBytes, outputBufferBytes: outputBytes,
+          output: .init(
+            realtimePriority: settings.realtimePriority, idleCloseSeconds: settings.idleCloseSeconds,
+            dopSwitchMilliseconds: settings.dsdOutput?.switchDelayMilliseconds ?? 0,
+            visualiser: visualiser),
+          resampling: resampling, dsd: dsdOutput()),
+        maximumSampleRate: maximumSampleRate()),
+      device: device, eventLoop: eventLoop, hardwareVolume: hardwareVolume,
+      logger: Logger(label: LogConfiguration.Category.stream.rawValue))
+  }
+}
+
+extension OutputParameters.SampleFormat {
+  var deviceFormat: SampleFormat {
+    switch self {
+    case .s16: .s16
+    case .s24: .s24
+    case .s24_3: .s24_3
+    case .s32: .s32
+    }
+  }
+}

@@ -1,5 +1,3 @@
-import SlimplayPlayer
-
 /// The command-line vocabulary of a command: its options and positional arguments, each bound to
 /// a property of the command, and the parse that fills them in. A table, not property wrappers:
 /// nothing of it is built before `main` asks, and no general-purpose library comes along with it.

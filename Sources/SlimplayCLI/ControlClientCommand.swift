@@ -3,7 +3,6 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 import SlimConnection
-import SlimplayPlayer
 
 #if canImport(Glibc)
   import Glibc

@@ -1,5 +1,3 @@
-import SlimplayPlayer
-
 /// `--help`: an overview, the usage line, then one entry per option with its value name, its
 /// help wrapped to fit 80 columns and the default it has when not given.
 enum HelpText {

@@ -1,5 +1,3 @@
-import SlimplayPlayer
-
 #if canImport(Glibc)
   import Glibc
 #endif

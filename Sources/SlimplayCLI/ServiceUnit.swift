@@ -1,5 +1,4 @@
 import SlimConnection
-import SlimplayPlayer
 import Support
 
 #if canImport(Glibc)

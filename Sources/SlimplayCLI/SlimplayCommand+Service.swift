@@ -3,7 +3,6 @@ import Logging
 import Playback
 import SlimConnection
 import SlimProto
-import SlimplayPlayer
 import Support
 
 #if canImport(Glibc)

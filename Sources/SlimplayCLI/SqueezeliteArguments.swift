@@ -1,5 +1,3 @@
-import SlimplayPlayer
-
 /// squeezelite's command line made explicit for the parser. squeezelite reads its own words: some
 /// options take their argument only when the next word does not start with `-` (`-R`, `-u`, `-D`,
 /// `-i`, `-G`), and `-?` asks for the help. Those options get an explicit empty argument when

@@ -1,5 +1,4 @@
 import Logging
-import SlimplayPlayer
 import Support
 
 #if canImport(Glibc)

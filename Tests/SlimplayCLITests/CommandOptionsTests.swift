@@ -1,7 +1,6 @@
 import Testing
 
 @testable import SlimplayCLI
-@testable import SlimplayPlayer
 
 @Suite struct CommandOptionsTests {
   private func usage(_ words: [String]) -> String? {

@@ -1,6 +1,5 @@
 import SlimConnection
 import SlimplayCLI
-import SlimplayPlayer
 import Support
 import Testing
 

@@ -27,18 +27,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "Tests" / "integration"))
-sys.path.insert(0, str(ROOT / "scripts"))
-from aioslimproto.models import EventType  # noqa: E402
-from footprint import measure as idle_measure  # noqa: E402
-from footprint import proc_status  # noqa: E402
-from link_order import link_order  # noqa: E402
-from lms import LoopbackServer  # noqa: E402
-from media import MediaServer  # noqa: E402
-from test_playback import lms_style_strm, mute_resp  # noqa: E402
 
-import bench_real  # noqa: E402
+from aioslimproto.models import EventType
+from harness.lms import LoopbackServer
+from harness.media import MediaServer
+from harness.slimproto import lms_style_strm, mute_resp
+
+import bench_real
+from footprint import measure as idle_measure
+from footprint import proc_status
+from link_order import link_order
 
 PLAYERS = ("slimplay", "squeezelite")
 MACS = {"slimplay": "02:00:00:00:be:01", "squeezelite": "02:00:00:00:be:02"}

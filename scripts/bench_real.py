@@ -40,14 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
+from harness import dsd_files
+from harness.real_lms import RealLMS, UnknownPlayer
+
+from cgroups import Cgroup
+from slimproto_tap import SlimProtoTap
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "Tests" / "integration"))
-sys.path.insert(0, str(ROOT / "scripts"))
-import dsd_files  # noqa: E402
-import numpy as np  # noqa: E402
-from cgroups import Cgroup  # noqa: E402
-from real_lms import RealLMS, UnknownPlayer  # noqa: E402
-from slimproto_tap import SlimProtoTap  # noqa: E402
 
 READER = ROOT / "scripts" / "bench_reader.py"
 LMS_SCRIPT = ROOT.parent / "shared" / "lms" / "lms"

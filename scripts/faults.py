@@ -33,13 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "Tests" / "integration"))
 
-from lms import free_port  # noqa: E402
-from media import Capture  # noqa: E402
-from player import PlayerProcess, state_folder  # noqa: E402
-from pulse import PulseServer  # noqa: E402
-from real_lms import LMSError, MusicLibrary, RealLMS  # noqa: E402
+from harness.lms import free_port
+from harness.media import Capture
+from harness.player import PlayerProcess, state_folder
+from harness.pulse import PulseServer
+from harness.real_lms import LMSError, MusicLibrary, RealLMS
 
 LMS_SCRIPT = ROOT.parent / "shared" / "lms" / "lms"
 LMS_STATE = Path("/tmp/slimplay-lms-faults")

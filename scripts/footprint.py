@@ -11,12 +11,10 @@ import json
 import os
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "Tests" / "integration"))
-from lms import LoopbackServer  # noqa: E402
+from harness.lms import LoopbackServer
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 

@@ -134,12 +134,17 @@ build_tests_arm64() {
   echo "$folder/slimplayPackageTests.xctest"
 }
 
+# The test venv: aioslimproto 3.3.0 and the rest of Tests/integration/requirements.txt, and the
+# harness package (Tests/harness) the integration tests and the scripts share, found by a .pth.
 ensure_venv() {
   if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import aioslimproto, pytest, selenium, numpy, xdist' 2>/dev/null; then
     log "creating the test venv with aioslimproto 3.3.0"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/Tests/integration/requirements.txt"
   fi
+  local site
+  site="$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+  [ "$(cat "$site/slimplay-harness.pth" 2>/dev/null)" = "$ROOT/Tests" ] || echo "$ROOT/Tests" >"$site/slimplay-harness.pth"
 }
 
 # The lean upstream squeezelite (codecs loaded at run time), built once from ../shared/peers into

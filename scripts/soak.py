@@ -35,13 +35,11 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "Tests" / "integration"))
-sys.path.insert(0, str(ROOT / "scripts"))
 
-from faults import wait_for  # noqa: E402
-from player import PlayerProcess  # noqa: E402
-from pulse import SINK, PulseServer  # noqa: E402
-from real_lms import MusicLibrary, RealLMS  # noqa: E402
+from faults import wait_for
+from harness.player import PlayerProcess
+from harness.pulse import SINK, PulseServer
+from harness.real_lms import MusicLibrary, RealLMS
 
 LMS_SCRIPT = ROOT.parent / "shared" / "lms" / "lms"
 LMS_STATE = Path("/tmp/slimplay-lms-soak")

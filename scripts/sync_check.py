@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Sync groups on the real LMS 7.9.1, measured at the outputs (Tests/integration/sync_measure.py):
+"""Sync groups on the real LMS 7.9.1, measured at the outputs (Tests/harness/sync_measure.py):
 each pair of players in one LMS sync group plays the "Long FLAC" album (looped) into its own
 PulseAudio sink, both recorded in one 4-channel stream, and the offset between them is read to the
 sample: at the start, after `--minutes` of play, after a pause and resume, after a skip.
@@ -14,7 +14,7 @@ slimplay+squeezelite, slimplay+slimplay. The server runs on its own address (127
     scripts/sync-check --group-outage stopped|partition [--away 90] [--lms-version 8.3.0] [--no-group-clock]
 
 Three slimplay players in one group, their sound cards 0, +45 and -45 ppm off
-(Tests/integration/sync_group_outage.py), through an outage of the server: each member's offset
+(Tests/harness/sync_group_outage.py), through an outage of the server: each member's offset
 from the first, every 10 s from the cut.
 """
 
@@ -27,12 +27,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "Tests" / "integration"))
 
-from player import binary_path  # noqa: E402
-from real_lms import MusicLibrary, RealLMS  # noqa: E402
-from sync_group_outage import run_group_outage  # noqa: E402
-from sync_measure import run_pair  # noqa: E402
+from harness.player import binary_path
+from harness.real_lms import MusicLibrary, RealLMS
+from harness.sync_group_outage import run_group_outage
+from harness.sync_measure import run_pair
 
 LMS_SCRIPT = ROOT.parent / "shared" / "lms" / "lms"
 PAIRS = {"squeezelite+squeezelite": ("squeezelite", "squeezelite"),

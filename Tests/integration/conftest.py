@@ -2,20 +2,18 @@ import contextlib
 import fcntl
 import os
 import subprocess
-import sys
 import warnings
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 
-from lms import LoopbackServer, free_port  # noqa: E402
-from lms_emulation import EmulatedLMS  # noqa: E402
-from media import Media, MediaServer  # noqa: E402
-from player import PlayerProcess  # noqa: E402
-from real_lms import DEFAULT_VERSION as DEFAULT_LMS_VERSION  # noqa: E402
-from real_lms import MusicLibrary, RealLMS  # noqa: E402
+from harness.lms import LoopbackServer, free_port
+from harness.lms_emulation import EmulatedLMS
+from harness.media import Media, MediaServer
+from harness.player import PlayerProcess
+from harness.real_lms import DEFAULT_VERSION as DEFAULT_LMS_VERSION
+from harness.real_lms import MusicLibrary, RealLMS
 
 REPO = Path(__file__).resolve().parents[2]
 # the real LMS (7.9.1 and 8.3.0) and its script live beside the repository (not part of it)

@@ -9,9 +9,10 @@ import time
 import numpy as np
 import pytest
 
-from pulse import PulseServer
-from sync_measure import Locator
-from test_playback import MAC, events, lms_style_strm, mute_resp
+from harness.pulse import PulseServer
+from harness.sync_measure import Locator
+from harness.slimproto import events, lms_style_strm, mute_resp
+from test_playback import MAC
 
 # Real time through PulseAudio, its elapsed time held to 20 ms of the clock: run alone (a start delayed by a
 # crowded CPU read 1.2 s off once).

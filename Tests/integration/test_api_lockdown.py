@@ -9,7 +9,7 @@ import threading
 import time
 
 import pytest
-from lms import free_port
+from harness.lms import free_port
 from test_control import api
 from test_page_browser import chromium, wait
 from test_real_lms import BYTES_PER_SECOND, MAC, start

@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from lms import LoopbackServer, free_port
-from media import Capture
-from player import binary_path
-from pulse import PulseServer
+from harness.lms import LoopbackServer, free_port
+from harness.media import Capture
+from harness.player import binary_path
+from harness.pulse import PulseServer
 from test_differential import describe_difference
-from test_playback import events, lms_style_strm, mute_resp
-from player import state_folder
+from harness.slimproto import events, lms_style_strm, mute_resp
+from harness.player import state_folder
 
 MAC = "02:11:22:33:44:80"
 

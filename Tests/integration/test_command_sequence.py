@@ -11,8 +11,8 @@ import struct
 import time
 
 import pytest
-from media import Capture
-from test_playback import events, lms_style_strm, mute_resp
+from harness.media import Capture
+from harness.slimproto import events, lms_style_strm, mute_resp
 
 MAC = "02:11:22:33:44:71"
 FRAME = 4  # 16-bit stereo

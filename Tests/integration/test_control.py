@@ -8,9 +8,9 @@ import time
 import urllib.error
 import urllib.request
 
-from player import binary_path, state_folder
+from harness.player import binary_path, state_folder
 from test_offline import BYTES_PER_SECOND, MAC, assert_pauses_and_resumes, cached_count, queue_media, start, wait_for_log
-from lms import free_port
+from harness.lms import free_port
 
 
 def ctl(port, *args, token=None):

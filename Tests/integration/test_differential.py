@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from lms import LoopbackServer, Stat
-from media import Capture, MediaServer
-from player import PlayerProcess
-from test_playback import mute_resp
+from harness.lms import LoopbackServer, Stat
+from harness.media import Capture, MediaServer
+from harness.player import PlayerProcess
+from harness.slimproto import mute_resp
 
 SQUEEZELITE = "/usr/bin/squeezelite"
 PLAYERS = ("slimplay", "squeezelite")

@@ -6,8 +6,9 @@ import struct
 import threading
 import time
 
-from media import Capture
-from test_playback import MAC, events
+from harness.media import Capture
+from harness.slimproto import events
+from test_playback import MAC
 
 
 def start(server, start_player):

@@ -1,6 +1,6 @@
 """Without -s the player finds the server by UDP discovery."""
 
-from lms import LoopbackServer
+from harness.lms import LoopbackServer
 
 MAC = "02:11:22:33:44:59"
 

@@ -12,7 +12,7 @@ import urllib.error
 import urllib.request
 
 import pytest
-from media import Capture
+from harness.media import Capture
 from test_differential import BYTES_PER_SECOND, SQUEEZELITE, SqueezeliteProcess, describe_difference, strip_silence
 
 MAC = "02:11:22:33:44:90"

@@ -14,11 +14,11 @@ import urllib.parse
 
 import numpy as np
 import pytest
-from media import Capture
-from real_lms import LMSError
+from harness.media import Capture
+from harness.real_lms import LMSError
 from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
-from sync_measure import Locator
+from harness.sync_measure import Locator
 from test_page_browser import chromium, wait
 
 pytestmark = pytest.mark.real_lms

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from player import binary_path
+from harness.player import binary_path
 
 PAGE = Path(__file__).resolve().parents[2] / "Docs" / "slimplay.1"
 

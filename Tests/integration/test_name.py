@@ -1,7 +1,7 @@
 """A name set by the server is confirmed, persisted and used again after a restart."""
 
 from aioslimproto.models import EventType
-from player import state_folder
+from harness.player import state_folder
 
 MAC = "02:11:22:33:44:56"
 

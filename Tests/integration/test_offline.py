@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from media import Capture
-from player import state_folder
+from harness.media import Capture
+from harness.player import state_folder
 
 MAC = "02:11:22:33:44:70"
 BYTES_PER_SECOND = 44100 * 4  # `-a 16`: 16-bit stereo
@@ -122,7 +122,7 @@ def test_dsd_as_dop_continues_from_the_cache_bit_for_bit(lms_factory, start_play
     cached as they are; the server is killed in the first one and the cache plays on, as DoP (`-D`):
     the whole capture (`-a 32`) equals the DoP frames of the three files' bits, markers alternating
     on across the handoff and the tracks."""
-    import dsd_files
+    from harness import dsd_files
     import numpy as np
 
     bits = [dsd_files.modulate(seconds, dsd_files.DSD64, (f, 1.5 * f))

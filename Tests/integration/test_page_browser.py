@@ -10,7 +10,7 @@ from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
-from lms import free_port
+from harness.lms import free_port
 from test_offline import (BYTES_PER_SECOND, MAC, assert_pauses_and_resumes, cached_count, queue_media, start,
                           wait_for_log)
 

@@ -3,13 +3,10 @@
 import struct
 import subprocess
 
-from media import Capture
+from harness.media import Capture
+from harness.slimproto import events, lms_style_strm, mute_resp
 
 MAC = "02:11:22:33:44:60"
-
-
-def events(server, kinds=("STMs", "STMd", "STMu", "STMn", "STMo")):
-    return [s.event for s in server.recorder.stats if s.event in kinds]
 
 
 def play_and_capture(server, start_player, url, mime, seconds_timeout=20, extra=()):
@@ -69,29 +66,6 @@ def test_volume_50_gives_exactly_the_16_16_gain(server, start_player, media, med
     # 32-bit output carries the whole product: (sample << 16) * gain >> 16, in every sample.
     expected = [((s << 16) * gain) >> 16 for s in samples]
     assert list(out) == expected
-
-
-def lms_style_strm(
-    client, port: int, path: str, fmt: bytes = b"f", autostart: bytes = b"1", threshold: int = 255,
-    flags: int = 0, replay_gain: int = 0, transition: bytes = b"0", transition_seconds: int = 0,
-    details: bytes = b"????",
-):
-    """An LMS library stream: server_ip 0 (the SlimProto server), explicit format (`details`: the
-    sample size, rate, channels and endianness after it), HTTP/1.0 request."""
-    request = f"GET {path} HTTP/1.0\r\n\r\n".encode()
-    return client._send_strm(
-        b"s", autostart=autostart, codec_details=fmt + details, threshold=threshold, flags=flags,
-        output_threshold=1, replay_gain=replay_gain, server_port=port, server_ip=0, httpreq=request,
-        trans_type=transition, trans_duration=transition_seconds,
-    )
-
-
-def mute_resp(server, client):
-    """LMS ignores RESP for library streams; aioslimproto would answer it with codc + cont (pitfall 3)."""
-    async def ignore(data: bytes) -> None:
-        return None
-
-    client._process_resp = ignore
 
 
 def test_gapless_two_tracks_are_one_sample_exact_concatenation(server, start_player, media, media_server):

@@ -4,8 +4,8 @@ import contextlib
 import time
 
 import pytest
-from media import Capture
-from real_lms import LMSError
+from harness.media import Capture
+from harness.real_lms import LMSError
 
 pytestmark = pytest.mark.real_lms
 
@@ -339,7 +339,7 @@ def test_dsd_plays_as_dop_bit_exact_through_lms(real_lms, start_player, tmp_path
     output as DoP: the whole capture of the three in a row (`-a 32`) equals the DoP frames of the
     files' bits, markers and all (alternating on across the tracks, the second of which has an odd
     number of frames), with LMS's volume at 50 (DoP is never scaled); the rate follows each track."""
-    import dsd_files
+    from harness import dsd_files
     import numpy as np
     from test_real_lms_offline import Queue
 
@@ -432,7 +432,7 @@ def test_native_dsd_plays_bit_exact_through_lms(real_lms, start_player, tmp_path
     volume at 50 (DSD is never scaled). u32be plays the three tracks in a row (DSD64, then DSD128: the
     rate follows); the others the DSDIFF track, whose 1,764,002 bytes per channel end in a half-filled
     32-bit sample, completed with DSD silence. The whole capture equals the files' bits so arranged."""
-    import dsd_files
+    from harness import dsd_files
     import numpy as np
 
     tracks = real_lms.library.tracks("DSD")
@@ -469,9 +469,9 @@ def test_native_dsd_reaches_an_alsa_device_in_its_format_and_falls_back_where_th
     would play) around them and wherever the unpaced output ran dry or LMS paused it to rebuffer,
     at 88.2 kHz. A device that takes no native DSD (PulseAudio's plugin) is named in the log at start
     and the track is converted to PCM instead."""
-    import dsd_files
+    from harness import dsd_files
     import numpy as np
-    from pulse import PulseServer
+    from harness.pulse import PulseServer
 
     track = real_lms.library.tracks("DSD")[0]
     reference = dsd_files.native_bytes(np.load(track.master), "u32le")
@@ -686,7 +686,7 @@ def test_a_seek_in_lms_inside_an_mp4_track_plays_on_from_the_sample_lms_chose(re
 def test_the_control_api_works_with_offline_mode_off(real_lms, start_player, tmp_path):
     """`--no-offline --control`: the API still answers, with LMS's queue and the heard position, and its
     commands reach LMS; nothing is cached."""
-    from lms import free_port
+    from harness.lms import free_port
     from test_control import api
 
     tracks = real_lms.library.tracks("FLAC 16-44")[:3]

@@ -16,8 +16,8 @@ import time
 from dataclasses import dataclass
 
 import pytest
-from media import Capture
-from real_lms import LMSError
+from harness.media import Capture
+from harness.real_lms import LMSError
 
 pytestmark = pytest.mark.real_lms
 

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 import pytest
-from group_rig import (align, as_frames, captured, group_datagram, group_macs, kill_and_restart, launch_members,
+from harness.group_rig import (align, as_frames, captured, group_datagram, group_macs, kill_and_restart, launch_members,
                        logged_corrections, recording_group, send_to_group, stop_readers, underruns,
                        wait_for_group_resync)
 from test_real_lms_offline import Queue, cached_count

@@ -14,7 +14,7 @@ import re
 import time
 
 import pytest
-from group_rig import captured, group_macs, launch_members, stop_readers, underruns, wait_for_group_resync
+from harness.group_rig import captured, group_macs, launch_members, stop_readers, underruns, wait_for_group_resync
 from test_real_lms_group_clock import load_group_queue
 from test_real_lms_offline import Queue, cached_count, compare_whole_queue
 

@@ -13,9 +13,9 @@ import re
 import time
 
 import pytest
-from media import Capture
-from player import state_folder
-from real_lms import LMSError
+from harness.media import Capture
+from harness.player import state_folder
+from harness.real_lms import LMSError
 from test_real_lms_offline import Queue, cached_count, compare_whole_queue, wait_for_resync
 
 pytestmark = pytest.mark.real_lms

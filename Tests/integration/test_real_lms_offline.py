@@ -17,10 +17,10 @@ import time
 from dataclasses import dataclass, field
 
 import pytest
-from media import Capture
-from real_lms import LMSError, UnknownPlayer
+from harness.media import Capture
+from harness.real_lms import LMSError, UnknownPlayer
 from test_real_lms import assert_exact_but_for_fades, differing_spans, first_difference
-from player import state_folder
+from harness.player import state_folder
 
 # Outages in real time, on both LMS versions (they differ at a reconnect and after a restart).
 pytestmark = [pytest.mark.real_lms, pytest.mark.slow, pytest.mark.lms_versions("8.3.0", "7.9.1")]

@@ -15,8 +15,8 @@ import time
 from pathlib import Path
 
 import pytest
-from media import Capture
-from real_lms import LMSError
+from harness.media import Capture
+from harness.real_lms import LMSError
 from test_differential import SQUEEZELITE, SqueezeliteProcess
 
 pytestmark = [pytest.mark.real_lms,

@@ -5,8 +5,8 @@ the others pass untouched; the whole queue is compared with the reference to the
 import time
 
 import pytest
-from media import Capture
-from soxr_reference import resample
+from harness.media import Capture
+from harness.soxr_reference import resample
 from test_real_lms import assert_whole
 from test_real_lms_offline import MAC, widened
 
@@ -87,7 +87,7 @@ def test_a_debian_configuration_with_resampling_on_standard_output_leaves_a_cd_a
     import os
     import subprocess
 
-    from real_lms import LMSError
+    from harness.real_lms import LMSError
     from test_differential import SQUEEZELITE, SqueezeliteProcess
 
     tracks = real_lms.library.tracks("FLAC 16-44")[:3]

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from lms import LoopbackServer
+from harness.lms import LoopbackServer
 
 MAC = "02:11:22:33:44:57"
 

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from aioslimproto.models import EventType
-from lms import LoopbackServer
+from harness.lms import LoopbackServer
 
 MAC = "02:11:22:33:44:55"
 

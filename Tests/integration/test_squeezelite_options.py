@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from player import binary_path
+from harness.player import binary_path
 
 MAC = "02:11:22:33:44:60"
 

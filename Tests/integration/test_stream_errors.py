@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from test_playback import MAC, events, lms_style_strm, mute_resp
+from harness.slimproto import events, lms_style_strm, mute_resp
+from test_playback import MAC
 
 
 def dsco_reasons(server):

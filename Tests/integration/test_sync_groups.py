@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from player import binary_path
-from real_lms import DEFAULT_VERSION
-from sync_measure import PairResult, run_pair
+from harness.player import binary_path
+from harness.real_lms import DEFAULT_VERSION
+from harness.sync_measure import PairResult, run_pair
 
 # CPU-sensitive (offsets read to the sample while two players and LMS share two cores): run alone.
 pytestmark = [pytest.mark.real_lms, pytest.mark.serial,

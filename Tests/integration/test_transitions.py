@@ -4,8 +4,9 @@ import struct
 
 import pytest
 
-from media import Capture
-from test_playback import MAC, events, lms_style_strm, mute_resp
+from harness.media import Capture
+from harness.slimproto import events, lms_style_strm, mute_resp
+from test_playback import MAC
 
 RATE = 44100
 

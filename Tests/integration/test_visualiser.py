@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 import pytest
-from lms import LoopbackServer
-from media import Capture, MediaServer, run
+from harness.lms import LoopbackServer
+from harness.media import Capture, MediaServer, run
 from test_differential import SQUEEZELITE, SqueezeliteProcess
-from test_playback import events
+from harness.slimproto import events
 
-from player import PlayerProcess
+from harness.player import PlayerProcess
 
 READER_SOURCE = Path(__file__).parent / "fakes" / "vis_reader.c"
 MACS = {"slimplay": "02:11:22:33:44:b1", "squeezelite": "02:11:22:33:44:b2"}

@@ -37,8 +37,8 @@ from typing import Any
 from aiohttp import web
 from aioslimproto.client import SlimClient
 from aioslimproto.models import EventType
-from lms import LoopbackServer, free_port
-from test_playback import mute_resp
+from .lms import LoopbackServer, free_port
+from .slimproto import mute_resp
 
 log = logging.getLogger("lms_emulation")
 

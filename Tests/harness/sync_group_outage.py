@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from sync_measure import RATE, WINDOW, Locator, SyncRig, release_players
+from .sync_measure import RATE, WINDOW, Locator, SyncRig, release_players
 
 SHIM_SOURCE = Path(__file__).parent / "fakes" / "dac_clock.c"
 # 44100 Hz ± 2 Hz: the nearest whole rates to ±50 ppm.

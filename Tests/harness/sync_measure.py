@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from pulse import PulseServer
+from .pulse import PulseServer
 
 RATE = 44100
 SQUEEZELITE = "/usr/bin/squeezelite"

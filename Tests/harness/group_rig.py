@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from media import Capture
-from real_lms import LMSError, UnknownPlayer
+from .media import Capture
+from .real_lms import LMSError, UnknownPlayer
 
 READER_SOURCE = Path(__file__).parent / "fakes" / "paced_reader.c"
 BYTES_PER_FRAME = 4  # `-a 16`, stereo

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import dsd_files
+from . import dsd_files
 import numpy as np
 
 PLAYER_ADDR = "127.0.0.1"  # where slimplay's connections come from (the kernel's choice for 127.0.0.2)

@@ -274,7 +274,7 @@ let package = Package(
       name: "LocalControlTests",
       dependencies: [
         "LocalControl", "LMSControl", .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strict),
     .testTarget(
@@ -289,15 +289,17 @@ let package = Package(
     .testTarget(
       name: "OfflineTests",
       dependencies: [
-        "Offline", "LMSControl", "SlimConnection", "SlimProto", "Support", "TestSupport",
+        "Offline", "LMSControl", "Playback", "SlimConnection", "SlimProto", "Support", "TestSupport",
         .product(name: "Logging", package: "swift-log"),
+        .product(name: "NIOCore", package: "swift-nio"),
+        .product(name: "NIOPosix", package: "swift-nio"),
       ],
       swiftSettings: strict),
     .testTarget(
       name: "SlimConnectionTests",
       dependencies: [
         "SlimConnection", "SlimProto", "Support", "TestSupport", .product(name: "NIOCore", package: "swift-nio"),
-        .product(name: "NIOEmbedded", package: "swift-nio"),
+        .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strict),
     .testTarget(

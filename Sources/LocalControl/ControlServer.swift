@@ -50,26 +50,27 @@ public final class ControlServer: @unchecked Sendable {
     bind(host: host, port: port, furtherPorts: furtherPorts)
   }
 
+  /// A client's connection, on the control loop: counted in (refused past the limit), then the
+  /// HTTP codec and the API's handler.
+  func configure(_ channel: any Channel) throws {
+    guard admit(channel) else {
+      logger.warning("API: more than \(Self.connectionLimit) connections; one refused")
+      channel.close(promise: nil)
+      return
+    }
+    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+    try channel.pipeline.syncOperations.addHandler(
+      ControlHTTPHandler(
+        router: router, requestGuard: requestGuard, target: target, broadcaster: broadcaster, logger: logger))
+  }
+
   private func bind(host: String, port: Int, furtherPorts: Int) {
-    let router = self.router
-    let requestGuard = self.requestGuard
     let logger = self.logger
     ServerBootstrap(group: eventLoop)
       .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
       .childChannelInitializer { channel in
         // Child channels run on the control loop, where the target and the broadcaster live.
-        channel.eventLoop.makeCompletedFuture {
-          guard self.admit(channel) else {
-            logger.warning("API: more than \(Self.connectionLimit) connections; one refused")
-            channel.close(promise: nil)
-            return
-          }
-          try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-          try channel.pipeline.syncOperations.addHandler(
-            ControlHTTPHandler(
-              router: router, requestGuard: requestGuard, target: self.target, broadcaster: self.broadcaster,
-              logger: logger))
-        }
+        channel.eventLoop.makeCompletedFuture { try self.configure(channel) }
       }
       .bind(host: host, port: port)
       .whenComplete { result in

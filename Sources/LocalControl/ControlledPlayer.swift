@@ -63,11 +63,11 @@ struct LocalCommandBackend: CommandBackend {
 
 extension OfflineCoordinator: ControlledPlayer {
   public var controlMode: ControlMode {
-    switch state {
-    case .online: .online
+    switch offlineState {
+    case .online, .handingBack: .online
     case .disconnected: .disconnected
     case .offline: .offline
-    case .resyncing: .resyncing
+    case .resyncing, .followingGroup, .checkingGroupStream, .checkingServer: .resyncing
     }
   }
 

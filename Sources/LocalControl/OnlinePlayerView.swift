@@ -8,9 +8,9 @@ import Support
 /// The control API's view of a player without offline mode: the engine plays what LMS sends, and
 /// the queue comes from LMS's status. A player without offline mode asks LMS nothing on its own,
 /// so the status is polled only while the API is in use (a request, or a page open on the
-/// events, in the last `idleSeconds`) and the player is connected. It stands between the session
-/// and the engine to see the connection come and go; everything else passes through.
-public final class OnlinePlayerView: PlaybackEngine, ControlledPlayer {
+/// events, in the last `idleSeconds`) and the player is connected (the session tells it,
+/// `serverConnectionChanged`).
+public final class OnlinePlayerView: ControlledPlayer {
   private enum Polling {
     case off
     /// A first status was asked for; these wait for it.
@@ -18,7 +18,7 @@ public final class OnlinePlayerView: PlaybackEngine, ControlledPlayer {
     case on
   }
 
-  private let engine: StreamingEngine
+  private let engine: any AudioEngine
   private let poller: StatusPoller
   private let idleSeconds: UInt64
   private var eventLoop: any EventLoop { poller.client.eventLoop }
@@ -30,27 +30,16 @@ public final class OnlinePlayerView: PlaybackEngine, ControlledPlayer {
   /// offset of a stream that began mid-track (a seek).
   private var startOffset: Double = 0
 
-  public init(engine: StreamingEngine, poller: StatusPoller, idleSeconds: Int = 30) {
+  public init(engine: any AudioEngine, poller: StatusPoller, idleSeconds: Int = 30) {
     self.engine = engine
     self.poller = poller
     self.idleSeconds = UInt64(idleSeconds)
     poller.observe { [unowned self] status in adopt(status) }
   }
 
-  // MARK: PlaybackEngine: the session's calls go to the engine.
-
-  public var reporter: (any PlaybackReporter)? {
-    get { engine.reporter }
-    set { engine.reporter = newValue }
-  }
-  public var maximumSampleRate: Int { engine.maximumSampleRate }
-  public var streamHealth: StreamHealth { engine.streamHealth }
-  public func handle(_ message: ServerMessage) { engine.handle(message) }
-  public func snapshot(at instant: UInt64) -> PlaybackSnapshot { engine.snapshot(at: instant) }
-
+  /// The SlimProto connection came up or went down.
   public func serverConnectionChanged(_ isConnected: Bool) {
     connected = isConnected
-    engine.serverConnectionChanged(isConnected)
     if !isConnected { stopPolling() }
   }
 

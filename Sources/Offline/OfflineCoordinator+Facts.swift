@@ -3,16 +3,17 @@ import Playback
 
 /// What the engine is doing, as the offline decisions take it (`OfflineStateMachine.EngineFacts`).
 extension OfflineCoordinator {
-  func facts() -> OfflineStateMachine.EngineFacts {
-    var facts = OfflineStateMachine.EngineFacts(
-      output: engine.isPlaying ? .playing : engine.isPaused ? .paused : .idle)
-    if let source = engine.decodingSource {
+  func facts() -> OfflineStateMachine.EngineFacts { facts(from: engine.state()) }
+
+  func facts(from state: AudioEngineState) -> OfflineStateMachine.EngineFacts {
+    var facts = OfflineStateMachine.EngineFacts(output: state.output)
+    if let source = state.decoding {
       facts.decoding = source.fromCache ? .localFile(track: source.trackID) : .liveStream(track: source.trackID)
-    } else if let last = engine.lastDecodedTrack() {
-      facts.lastDecodedTrack = last.id
-      facts.lastDecodedCutShort = isCutShort(last.id)
+    } else if let last = state.lastDecoded {
+      facts.lastDecodedTrack = last.trackID
+      facts.lastDecodedCutShort = isCutShort(last.trackID, lastDecoded: last)
     }
-    if let heard = engine.heardPosition() {
+    if let heard = state.heard {
       facts.heard = .init(engineTrack: heard.trackID, seconds: Double(heard.milliseconds) / 1000)
     }
     return facts
@@ -20,8 +21,8 @@ extension OfflineCoordinator {
 
   /// LMS streams without a length, so a dying server looks like the end of the track: a track
   /// that ended well short of its duration was cut.
-  func isCutShort(_ id: Int) -> Bool {
-    guard let last = engine.lastDecodedTrack(), last.id == id, let rate = last.sampleRate,
+  func isCutShort(_ id: Int, lastDecoded: AudioEngineState.LastDecoded? = nil) -> Bool {
+    guard let last = lastDecoded ?? engine.state().lastDecoded, last.trackID == id, let rate = last.sampleRate,
       let placement = machine.ledger.placement(of: id),
       let duration = machine.ledger.track(at: placement.queueIndex)?.duration
     else { return false }
@@ -44,8 +45,9 @@ extension OfflineCoordinator {
   /// the next track, so the server may have sent one or more after a track it cut: the earliest
   /// cut track is where the cache takes over, whatever came after it.
   func handoffFacts() -> OfflineStateMachine.EngineFacts {
-    var facts = facts()
-    if let cut = engine.trackProgress().first(where: isCut) {
+    let state = engine.state()
+    var facts = facts(from: state)
+    if let cut = state.tracks.first(where: isCut) {
       facts.decoding = .idle
       facts.lastDecodedTrack = cut.id
       facts.lastDecodedCutShort = true

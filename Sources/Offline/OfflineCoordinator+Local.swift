@@ -165,7 +165,10 @@ extension OfflineCoordinator {
 
   // MARK: Local control (offline only; online, control goes through LMS)
 
-  public var isOffline: Bool { state == .offline }
+  public var isOffline: Bool { machine.state == .offline }
+
+  /// Where the offline decisions stand (the control API routes commands by it).
+  public var offlineState: OfflineStateMachine.State { machine.state }
 
   /// The last queue view (from LMS, or the saved one when resumed offline).
   public var queueSnapshot: LMSStatus? { machine.ledger.latest }
@@ -175,7 +178,7 @@ extension OfflineCoordinator {
   /// 0…100: LMS's volume online, the local one once set offline.
   public var volumePercent: Int? {
     let server = machine.ledger.latest?.volume
-    return state == .offline ? localVolumeSetting ?? server : server
+    return isOffline ? localVolumeSetting ?? server : server
   }
 
   /// Whether a complete, indexed copy of `track` is in the cache.
@@ -184,18 +187,18 @@ extension OfflineCoordinator {
   }
 
   public func localPause() {
-    guard state == .offline else { return }
+    guard isOffline else { return }
     engine.pauseLocal()
   }
 
   public func localResume() {
-    guard state == .offline else { return }
+    guard isOffline else { return }
     engine.resumeLocal()
   }
 
   /// `by` +1 = next, -1 = previous; a track that is not cached is skipped over.
   public func localSkip(by step: Int) {
-    guard state == .offline, let position = heardQueuePosition() else { return }
+    guard isOffline, let position = heardQueuePosition() else { return }
     var index = position.index + step
     if step < 0, position.seconds > 3 { index = position.index }  // as players do: restart first
     while let track = machine.ledger.track(at: index) {
@@ -206,7 +209,7 @@ extension OfflineCoordinator {
   }
 
   public func localSeek(to seconds: Double) {
-    guard state == .offline, let position = heardQueuePosition(), let track = machine.ledger.track(at: position.index)
+    guard isOffline, let position = heardQueuePosition(), let track = machine.ledger.track(at: position.index)
     else { return }
     playLocal(track, seconds: max(0, seconds), sampleRate: position.sampleRate)
   }

@@ -12,18 +12,7 @@ import Support
 /// the server or the network goes away it hands playback to the cache at the exact next frame;
 /// when the server returns it brings LMS to where the player really is and hands back to the
 /// server's stream at the next track. Confined to the control event loop.
-public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, PlaybackObserver, @unchecked Sendable {
-  /// The coarse state the control API shows and routes commands by.
-  public enum State: Equatable, Sendable {
-    case online
-    /// The SlimProto connection is down; the live stream still plays from its buffers.
-    case disconnected
-    /// Playing from the cache.
-    case offline
-    /// Connected again: waiting for LMS's stream after the jump.
-    case resyncing
-  }
-
+public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
   public struct Configuration: Sendable {
     public var prefetch: Int
     /// Where the playing state is saved (nil: not saved).
@@ -55,9 +44,10 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     }
   }
 
-  public weak var reporter: (any PlaybackReporter)?
+  /// Where the engine's events go on (the session), those the offline state lets through.
+  public var onEvent: ((EngineEvent) -> Void)?
   var machine: OfflineStateMachine
-  let engine: StreamingEngine
+  let engine: any AudioEngine
   let poller: StatusPoller
   public let client: LMSClient
   let store: CacheStore
@@ -92,7 +82,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
   private var shuttingDown = false
 
   public init(
-    engine: StreamingEngine, poller: StatusPoller, client: LMSClient, store: CacheStore, downloads: DownloadManager,
+    engine: any AudioEngine, poller: StatusPoller, client: LMSClient, store: CacheStore, downloads: DownloadManager,
     configuration: Configuration, eventLoop: any EventLoop, logger: Logger, groupLogger: Logger? = nil
   ) {
     self.engine = engine
@@ -105,8 +95,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     self.logger = logger
     self.groupLogger = groupLogger ?? logger
     machine = OfflineStateMachine(player: client.playerID)
-    engine.reporter = self
-    engine.observer = self
+    engine.onEvent = { [unowned self] event in engineEvent(event) }
     poller.observe { [unowned self] status in
       var facts = facts()
       if let heard = facts.heard, describesTheTrackBefore(status, heard: heard) { facts.heard = nil }
@@ -119,15 +108,6 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     }
   }
 
-  public var state: State {
-    switch machine.state {
-    case .online, .handingBack: .online
-    case .disconnected: .disconnected
-    case .offline: .offline
-    case .resyncing, .followingGroup, .checkingGroupStream, .checkingServer: .resyncing
-    }
-  }
-
   // MARK: PlaybackEngine (from the session)
 
   public var maximumSampleRate: Int { engine.maximumSampleRate }
@@ -135,7 +115,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     var health = engine.streamHealth
     guard machine.state == .online else { return health }
     // Looked up only while the player waits on the server: this is asked twice a second.
-    if health.stalledSeconds != nil, let source = engine.decodingSource, !source.fromCache,
+    if health.stalledSeconds != nil, let source = engine.state().decoding, !source.fromCache,
       let track = machine.queueTrack(of: source.trackID)
     {
       health.cacheCanContinue = hasUsableCopy(track)
@@ -181,43 +161,34 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     downloads.setPlan([])
   }
 
-  // MARK: PlaybackReporter (from the engine)
+  // MARK: The engine's events
 
-  public func report(_ event: StatusEvent, errorCode: UInt16) {
-    guard machine.forwardsReports() else { return }
-    reporter?.report(event, errorCode: errorCode)
-  }
-
-  public func send(_ message: PlayerMessage) {
-    guard machine.forwardsReports() else { return }
-    reporter?.send(message)
-  }
-
-  // MARK: PlaybackObserver
-
-  public func trackCreated(_ id: Int) { machine.trackCreated(id, facts: facts()) }
-
-  public func trackStarted(_ id: Int) {
-    nextTrackWait.trackStarted(id, at: MonotonicClock.nanoseconds())
-    // The listener may change the delay at any time; LMS applies it as a group's track starts.
-    readPlayDelay()
-    perform(machine.trackStarted(id))
-  }
-
-  public func trackDecoded(_ id: Int) {
-    nextTrackWait.trackDecoded(id, at: MonotonicClock.nanoseconds())
-    perform(machine.trackDecoded(id, cutShort: isCutShort(id), isCached: hasUsableCopy))
-  }
-
-  public func trackFailed(_ id: Int) { perform(machine.trackFailed(id, isCached: hasUsableCopy)) }
-
-  public func streamFailed(_ id: Int, reason: DisconnectReason) {
-    logger.info("offline: stream of track \(id) ended early (\(reason))")
-    perform(machine.streamFailed(id, isCached: hasUsableCopy))
-  }
-
-  public func playbackEnded() {
-    if machine.state == .offline { logger.notice("offline: the cached queue has played out") }
+  func engineEvent(_ event: EngineEvent) {
+    switch event {
+    case .status, .message:
+      // What the engine says to the server is held back while the player is its own master.
+      guard machine.forwardsReports() else { return }
+    case .trackCreated(let id):
+      machine.trackCreated(id, facts: facts())
+    case .trackStarted(let id):
+      nextTrackWait.trackStarted(id, at: MonotonicClock.nanoseconds())
+      // The listener may change the delay at any time; LMS applies it as a group's track starts.
+      readPlayDelay()
+      perform(machine.trackStarted(id))
+    case .trackDecoded(let id):
+      nextTrackWait.trackDecoded(id, at: MonotonicClock.nanoseconds())
+      perform(machine.trackDecoded(id, cutShort: isCutShort(id), isCached: hasUsableCopy))
+    case .trackFailed(let id):
+      perform(machine.trackFailed(id, isCached: hasUsableCopy))
+    case .streamFailed(let id, let reason):
+      logger.info("offline: stream of track \(id) ended early (\(reason))")
+      perform(machine.streamFailed(id, isCached: hasUsableCopy))
+    case .playbackEnded:
+      if machine.state == .offline { logger.notice("offline: the cached queue has played out") }
+    case .powerChanged, .streamRequested:
+      break
+    }
+    onEvent?(event)
   }
 
   // MARK: Actions
@@ -232,7 +203,7 @@ public final class OfflineCoordinator: PlaybackEngine, PlaybackReporter, Playbac
     case .forward(let message):
       engine.handle(message)
     case .report(let event):
-      reporter?.report(event, errorCode: 0)
+      onEvent?(.status(event))
     case .reportDecoderReadyLater(let milliseconds):
       eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds))) { [self] in
         perform(machine.decoderReadyDue())

@@ -1,4 +1,5 @@
 import LMSControl
+import Playback
 import SlimProto
 
 /// The values the offline decisions take in and give out.
@@ -53,15 +54,8 @@ extension OfflineStateMachine {
       }
     }
 
-    public enum Output: Equatable, Sendable {
-      /// Nothing buffered to play (stopped, or played out).
-      case idle
-      case playing
-      /// Paused with audio buffered.
-      case paused
-
-      public var hasAudio: Bool { self != .idle }
-    }
+    /// The engine's own reading of its output.
+    public typealias Output = AudioEngineState.Output
 
     public var decoding = Decoding.idle
     /// The track the decoder worked on last, when it has finished or been cut.

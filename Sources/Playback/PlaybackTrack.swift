@@ -48,6 +48,13 @@ public struct TrackProgress: Equatable, Sendable {
   /// Frames committed once the decoder finished or gave up; nil while it is being decoded.
   public let decodedFrames: Int?
   public let sampleRate: Int?
+
+  public init(id: Int, fromCache: Bool, decodedFrames: Int?, sampleRate: Int?) {
+    self.id = id
+    self.fromCache = fromCache
+    self.decodedFrames = decodedFrames
+    self.sampleRate = sampleRate
+  }
 }
 
 extension PCMCodes {

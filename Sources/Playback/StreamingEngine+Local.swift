@@ -7,18 +7,29 @@ import Support
 
 /// Local playback for offline operation: cached files fed through the same decoder and output,
 /// so a handoff is a change of source, not of pipeline.
-extension StreamingEngine {
+extension StreamingEngine: AudioEngine {
   /// The track whose bytes are arriving now, if any.
   public var streamingTrackID: Int? { tracks.last(where: { $0.phase == .streaming })?.id }
 
-  /// The track being heard and how much of it: to the nearest millisecond (as STAT reports it)
-  /// and in frames, exactly.
-  public func heardPosition(
-    at now: UInt64 = MonotonicClock.nanoseconds()
-  ) -> (trackID: Int, milliseconds: Int, frames: Int, sampleRate: Int)? {
+  public func heardPosition(at now: UInt64) -> HeardPosition? {
     let position = player.currentPosition()
     guard position.trackID >= 0 else { return nil }
-    return (position.trackID, position.elapsedMilliseconds(at: now), position.heardFrames(at: now), position.sampleRate)
+    return HeardPosition(
+      trackID: position.trackID, milliseconds: position.elapsedMilliseconds(at: now),
+      frames: position.heardFrames(at: now), sampleRate: position.sampleRate)
+  }
+
+  public func state(at now: UInt64) -> AudioEngineState {
+    var state = AudioEngineState(
+      output: isPlaying ? .playing : isPaused ? .paused : .idle, heard: heardPosition(at: now),
+      tracks: trackProgress())
+    if let source = decodingSource {
+      state.decoding = .init(trackID: source.trackID, fromCache: source.fromCache)
+    }
+    if let last = lastDecodedTrack() {
+      state.lastDecoded = .init(trackID: last.id, frames: last.frames, sampleRate: last.sampleRate)
+    }
+    return state
   }
 
   public var isPlaying: Bool { outputRunning }
@@ -27,10 +38,10 @@ extension StreamingEngine {
   public func nudgeOutput(frames: Int) { player.nudge(frames: frames) }
 
   /// Paused with tracks buffered (`strm p` or a local pause).
-  public var isPaused: Bool { !outputRunning && !tracks.isEmpty }
+  var isPaused: Bool { !outputRunning && !tracks.isEmpty }
 
   /// The track whose source is being read, and whether that source is a cached file.
-  public var decodingSource: (trackID: Int, fromCache: Bool)? {
+  var decodingSource: (trackID: Int, fromCache: Bool)? {
     guard let track = tracks.last(where: { $0.phase == .streaming }) else { return nil }
     return (track.id, track.isLocal || track.continuedFromCache)
   }
@@ -65,14 +76,14 @@ extension StreamingEngine {
   }
 
   /// The track the decoder worked on last, the frames it delivered of it, and its rate.
-  public func lastDecodedTrack() -> (id: Int, frames: Int, sampleRate: Int?)? {
+  func lastDecodedTrack() -> (id: Int, frames: Int, sampleRate: Int?)? {
     let id = output.currentTrackID
     guard let track = tracks.first(where: { $0.id == id }) else { return nil }
     return (id, output.framesCommittedInTrack, track.format?.sampleRate)
   }
 
   /// What the decoder made of each track still buffered or playing, oldest first.
-  public func trackProgress() -> [TrackProgress] {
+  func trackProgress() -> [TrackProgress] {
     tracks.map {
       TrackProgress(
         id: $0.id, fromCache: $0.isLocal || $0.continuedFromCache, decodedFrames: $0.decodedFrames,
@@ -112,7 +123,7 @@ extension StreamingEngine {
   /// Queues a cached track behind what is buffered (gapless), or starts it now after a stop.
   /// `startFrame` > 0 begins mid-track (a local seek). Returns the new track's id, or nil when
   /// the file cannot be opened.
-  public func playLocal(_ source: LocalSource, startFrame: Int = 0) -> Int? {
+  public func playLocal(_ source: LocalSource, startFrame: Int) -> Int? {
     // Called only once the previous source is fully read; anything left is abandoned.
     streamOrigin = .network
     pipeline.closeSource()

@@ -28,7 +28,7 @@ extension StreamingEngine {
     }
     // An empty file has already ended, before anyone could hear of it: its end follows the connect.
     let endedAtOnce = !pipeline.sourceIsOpen
-    reporter?.report(.connecting)
+    onEvent?(.status(.connecting))
     if endedAtOnce { streamEnded(.closedNormally) }
   }
 }

@@ -24,15 +24,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     }
   }
 
-  public weak var reporter: (any PlaybackReporter)?
-  /// Told about track life-cycle events (the offline coordinator).
-  public weak var observer: (any PlaybackObserver)?
-  /// The server switched the player on or off (`aude`), on the control loop.
-  public var powerChanged: ((Bool) -> Void)?
-  /// Called on the control loop each time a track starts to be heard.
-  public var trackStarted: (() -> Void)?
-  /// Called on the control loop each time the server asks for a stream (before it opens).
-  public var streamRequested: (() -> Void)?
+  /// Everything the engine says (`EngineEvent`), on the control loop.
+  public var onEvent: ((EngineEvent) -> Void)?
   public let maximumSampleRate: Int
   let eventLoop: any EventLoop
   let logger: Logger
@@ -104,7 +97,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     case .audioEnable(let enable):
       logger.info("output \(enable.isPoweredOn ? "on" : "off")")
       player.setPowered(enable.isPoweredOn)
-      powerChanged?(enable.isPoweredOn)
+      onEvent?(.powerChanged(on: enable.isPoweredOn))
     case .continueStream(let request):
       if let pending = pendingCodec, let codec = pending.codec {
         decode(pending.trackID, codec: codec, pcm: pending.pcm)
@@ -147,7 +140,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       if command.value == 0 {
         player.pause()
         outputRunning = false
-        reporter?.report(.paused)
+        onEvent?(.status(.paused))
       } else {
         adjustForSync(command)
       }
@@ -161,7 +154,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         player.start(.at(nanoseconds: Self.monotonicTime(ofJiffies: command.value)))
       }
       outputRunning = true
-      reporter?.report(.resumed)
+      onEvent?(.status(.resumed))
     case .skipAhead:
       adjustForSync(command)
     case .status:
@@ -170,8 +163,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
   }
 
   private func start(_ command: StreamCommand) {
-    streamRequested?()
-    reporter?.report(.flushed)
+    onEvent?(.streamRequested)
+    onEvent?(.status(.flushed))
     if pipeline.sourceIsOpen || input.ring.fill > 0 {
       // A new stream replaces one that is still arriving: its bytes are of no use now.
       pipeline.reset(output: .keep)
@@ -184,7 +177,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     nextTrackID += 1
     tracks.append(PlaybackTrack(id: id, command: command))
     applyTreatment(of: command, toTrack: id)
-    observer?.trackCreated(id)
+    onEvent?(.trackCreated(id: id))
 
     if command.format == .unknown {
       pendingCodec = (id, nil, nil)
@@ -192,7 +185,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       decode(id, codec: codec, pcm: command.pcm.decoderParameters)
     } else {
       logger.error("stream format \(command.format) is not supported")
-      reporter?.report(.notSupported)
+      onEvent?(.status(.notSupported))
       return
     }
     streamOrigin = command.localFilePath == nil ? .network : .serversFile
@@ -220,7 +213,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     tracks.removeAll()
     pendingCodec = nil
     outputRunning = false
-    reporter?.report(.flushed)
+    onEvent?(.status(.flushed))
   }
 
   /// `strm f`: keep the track that plays, drop what was fetched after it.
@@ -232,7 +225,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     // Frames after the last started track's end are the prefetched ones.
     pipeline.reset(output: .tracks(after: index > 0 ? tracks[index - 1].id : 0))
     tracks.removeSubrange(index...)
-    reporter?.report(.flushed)
+    onEvent?(.status(.flushed))
   }
 
   // MARK: Events
@@ -273,7 +266,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         $0.phase = .decoded
         $0.decodedFrames = frames
       }
-      observer?.trackDecoded(id)
+      onEvent?(.trackDecoded(id: id))
       reportDecoded(id)
     case .failed(_, let frames, let message):
       logger.error("track \(id): cannot decode: \(message)")
@@ -283,9 +276,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         $0.decodedFrames = frames
       }
       pipeline.closeSource()
-      observer?.trackFailed(id)
+      onEvent?(.trackFailed(id: id))
       guard beganAsAudio else {
-        reporter?.report(.notSupported)
+        onEvent?(.status(.notSupported))
         return
       }
       // Audio that broke off is over where its audio ends, as squeezelite reports it (STMd: its
@@ -298,7 +291,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   /// STMd for track `id`, whose last frame is in the output ring, and what follows from it.
   private func reportDecoded(_ id: Int) {
-    reporter?.report(.decoderReady)
+    onEvent?(.status(.decoderReady))
     announceLoadedIfReady()
     reportEndOfPlaybackIfDrained()
     // A track shorter than the output's start threshold starts now.
@@ -313,9 +306,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       // Tracks before this one are over.
       tracks.removeAll { $0.id < id }
       update(id) { $0.started = true }
-      reporter?.report(.trackStarted)
-      observer?.trackStarted(id)
-      trackStarted?()
+      onEvent?(.status(.trackStarted))
+      onEvent?(.trackStarted(id: id))
     case .ranDry:
       guard outputRunning else { return }
       let streaming = tracks.contains { $0.phase == .streaming }
@@ -325,7 +317,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
           logger.notice("output: underrun: the buffer ran dry while track \(tracks[index].id) was streaming")
           if !tracks[index].reportedUnderrun {
             tracks[index].reportedUnderrun = true
-            reporter?.report(.outputUnderrun)
+            onEvent?(.status(.outputUnderrun))
           }
         }
       } else {
@@ -333,7 +325,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
       }
     case .pauseHeard:
       // The STMp left before the device played out; LMS times a synced resume by the last report.
-      if !outputRunning { reporter?.report(.heartbeat) }
+      if !outputRunning { onEvent?(.status(.heartbeat)) }
     case .deviceOpened, .deviceFailed, .deviceClosed, .realtimePriority, .startChecked:
       handleDeviceEvent(event)
     }
@@ -347,8 +339,8 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     else { return }
     outputRunning = false
     tracks.removeAll()
-    reporter?.report(.underrun)
-    observer?.playbackEnded()
+    onEvent?(.status(.underrun))
+    onEvent?(.playbackEnded)
   }
 
   /// STMl: a manually started stream has buffered its threshold and the decoder is ready.
@@ -361,7 +353,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     let threshold = UInt64(track.command.threshold) * 1024
     guard streamBytesReceived >= threshold || input.hasEnded else { return }
     tracks[index].announcedLoaded = true
-    reporter?.report(.bufferLoaded)
+    onEvent?(.status(.bufferLoaded))
   }
 
   func update(_ id: Int, _ change: (inout PlaybackTrack) -> Void) {
@@ -372,15 +364,15 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     guard heartbeat == nil else { return }
     heartbeat = AlignedTick(on: eventLoop, every: .seconds(1)) { [weak self] in
       guard let self, self.outputRunning, self.player.currentPosition().isRunning else { return }
-      self.reporter?.report(.heartbeat)
+      self.onEvent?(.status(.heartbeat))
     }
   }
 
   // MARK: StreamFetcherDelegate
 
-  public func streamConnected() { reporter?.report(.connecting) }
-  public func streamReceivedHead(_ head: HTTPResponseHead) { reporter?.send(.response(head.raw)) }
-  public func streamReceivedMetadata(_ block: [UInt8]) { reporter?.send(.metadata(block)) }
+  public func streamConnected() { onEvent?(.status(.connecting)) }
+  public func streamReceivedHead(_ head: HTTPResponseHead) { onEvent?(.message(.response(head.raw))) }
+  public func streamReceivedMetadata(_ block: [UInt8]) { onEvent?(.message(.metadata(block))) }
 
   public func streamReceivedData() {
     worker.wakeup.signal(when: { input.isWorthWaking })
@@ -389,10 +381,10 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
 
   public func streamEnded(_ reason: DisconnectReason) {
     worker.wakeup.signalAlways()
-    reporter?.send(.disconnected(reason))
+    onEvent?(.message(.disconnected(reason)))
     announceLoadedIfReady()
     if reason != .closedNormally, let track = tracks.last(where: { $0.phase == .streaming }) {
-      observer?.streamFailed(track.id, reason: reason)
+      onEvent?(.streamFailed(id: track.id, reason: reason))
     }
   }
 

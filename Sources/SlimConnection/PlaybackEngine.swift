@@ -18,9 +18,9 @@ public struct PlaybackSnapshot: Equatable, Sendable {
 /// The audio side of the player as the protocol session sees it. Every call happens on the
 /// control event loop; an engine hands work to its own threads and reports back on that loop.
 public protocol PlaybackEngine: AnyObject {
-  /// Set by the session before any command arrives.
-  var reporter: (any PlaybackReporter)? { get set }
-
+  /// Where everything the engine has to say goes, in order: set by whoever sits downstream (the
+  /// session, or a coordinator between it and the engine) before any command arrives.
+  var onEvent: ((EngineEvent) -> Void)? { get set }
   /// `strm` (all but `t`), `audg`, `aude`, `cont`, `codc` and `body`.
   func handle(_ message: ServerMessage)
 
@@ -68,12 +68,30 @@ public struct StreamHealth: Equatable, Sendable {
   }
 }
 
-/// How an engine talks back to the server through the session.
-public protocol PlaybackReporter: AnyObject {
-  func report(_ event: StatusEvent, errorCode: UInt16)
-  func send(_ message: PlayerMessage)
-}
+/// What an engine says, on the control event loop: what the session sends the server, and what
+/// its owners follow (the tracks' lives, the output's power, the server's stream requests).
+/// Track ids are the engine's own, for server streams and local tracks alike.
+public enum EngineEvent: Equatable, Sendable {
+  /// A STAT for the server.
+  case status(StatusEvent, errorCode: UInt16)
+  /// Another message for the server (RESP, META, DSCO).
+  case message(PlayerMessage)
+  /// A `strm s` (or a local play) created track `id`.
+  case trackCreated(id: Int)
+  /// The first frame of track `id` is being heard.
+  case trackStarted(id: Int)
+  /// Every byte of track `id` was decoded.
+  case trackDecoded(id: Int)
+  /// The decoder of track `id` gave up.
+  case trackFailed(id: Int)
+  /// The network stream of track `id` ended without reaching its end (a non-zero DSCO).
+  case streamFailed(id: Int, reason: DisconnectReason)
+  /// The output played everything and nothing more is coming.
+  case playbackEnded
+  /// The server switched the output on or off (`aude`).
+  case powerChanged(on: Bool)
+  /// The server asked for a stream (`strm s`), before it opens.
+  case streamRequested
 
-extension PlaybackReporter {
-  public func report(_ event: StatusEvent) { report(event, errorCode: 0) }
+  public static func status(_ event: StatusEvent) -> EngineEvent { .status(event, errorCode: 0) }
 }

@@ -5,7 +5,7 @@ import Support
 /// The player's side of one SlimProto conversation: builds HELO, answers the server's commands
 /// that concern the player itself (heartbeat, name, server switch) and hands audio commands to the
 /// playback engine. Confined to the control event loop.
-public final class PlayerSession: PlaybackReporter {
+public final class PlayerSession {
   public struct Identity: Sendable {
     public var mac: MACAddress
     /// `Model=`: what LMS and its plugins key features on (squeezelite's, by default).
@@ -42,6 +42,9 @@ public final class PlayerSession: PlaybackReporter {
   var requestServerSwitch: ((ServerAddress) -> Void)?
   /// Asks the connection to give up on this server and reconnect afresh.
   var requestReconnect: (() -> Void)?
+  /// The connection came up (HELO about to be sent) or went down, after the engine was told:
+  /// for what follows the server without being the engine (the control API's view).
+  public var onConnectionChange: ((Bool) -> Void)?
   /// When the server last sent anything (CLOCK_MONOTONIC ns; 0 before the first message).
   public private(set) var lastMessageNanoseconds: UInt64 = 0
   /// Where the server is, shared with the JSON-RPC side.
@@ -63,7 +66,7 @@ public final class PlayerSession: PlaybackReporter {
     self.nameStore = nameStore
     self.engine = engine
     self.logger = logger
-    engine.reporter = self
+    engine.onEvent = { [weak self] event in self?.engineEvent(event) }
   }
 
   public var capabilities: Capabilities {
@@ -91,11 +94,13 @@ public final class PlayerSession: PlaybackReporter {
       to: server, ipv4: peerIPv4.flatMap(ServerLocation.ipv4Number) ?? ServerLocation.ipv4Number(server.host))
     lastMessageNanoseconds = MonotonicClock.nanoseconds()
     engine.serverConnectionChanged(true)
+    onConnectionChange?(true)
   }
 
   func disconnected() {
     transmit = nil
     engine.serverConnectionChanged(false)
+    onConnectionChange?(false)
   }
 
   /// The engine's view, for the liveness check.
@@ -175,8 +180,15 @@ public final class PlayerSession: PlaybackReporter {
     requestServerSwitch?(target)
   }
 
-  public func report(_ event: StatusEvent, errorCode: UInt16) {
-    sendStatus(event, errorCode: errorCode)
+  /// What the engine has for the server goes out; the rest is its owners' business.
+  func engineEvent(_ event: EngineEvent) {
+    switch event {
+    case .status(let status, let errorCode): sendStatus(status, errorCode: errorCode)
+    case .message(let message): send(message)
+    case .trackCreated, .trackStarted, .trackDecoded, .trackFailed, .streamFailed, .playbackEnded, .powerChanged,
+      .streamRequested:
+      break
+    }
   }
 
   public func send(_ message: PlayerMessage) {

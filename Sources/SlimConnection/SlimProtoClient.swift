@@ -38,11 +38,28 @@ public final class SlimProtoClient: @unchecked Sendable {
     }
   }
 
+  /// Opens a connection to a server on `eventLoop`, with the pipeline `configure` sets up: a TCP
+  /// socket (`sockets`), or in tests an `EmbeddedChannel`.
+  public typealias Connector =
+    @Sendable (
+      _ server: ServerAddress, _ eventLoop: any EventLoop,
+      _ configure: @escaping @Sendable (any Channel) -> EventLoopFuture<Void>
+    ) -> EventLoopFuture<any Channel>
+
+  /// TCP, giving up on a connect after `timeout`.
+  public static func sockets(connectTimeout timeout: TimeAmount) -> Connector {
+    { server, eventLoop, configure in
+      ClientBootstrap(group: eventLoop).connectTimeout(timeout).channelInitializer(configure)
+        .connect(hostOrAddress: server.host, port: server.port)
+    }
+  }
+
   public let eventLoop: any EventLoop
   /// Told (on the loop) about each server found by discovery, with its reply's TLVs (the JSON
   /// port among them). Set before `start()`.
   public var discovered: ((DiscoveryReply) -> Void)?
   private let configuration: Configuration
+  private let connector: Connector
   private let session: PlayerSession
   private let logger: Logger
   private var machine: ConnectionStateMachine
@@ -53,9 +70,11 @@ public final class SlimProtoClient: @unchecked Sendable {
   private var livenessCheck: AlignedTick?
 
   public init(
-    configuration: Configuration, session: PlayerSession, eventLoop: any EventLoop, logger: Logger
+    configuration: Configuration, session: PlayerSession, eventLoop: any EventLoop, logger: Logger,
+    connector: Connector? = nil
   ) {
     self.configuration = configuration
+    self.connector = connector ?? Self.sockets(connectTimeout: configuration.connectTimeout)
     self.session = session
     self.eventLoop = eventLoop
     self.logger = logger
@@ -154,56 +173,53 @@ public final class SlimProtoClient: @unchecked Sendable {
     logger.info("connecting to \(server)")
     let serverTimeout = configuration.serverTimeout
     let logger = self.logger
-    ClientBootstrap(group: eventLoop)
-      .connectTimeout(configuration.connectTimeout)
-      .channelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture {
-          try channel.pipeline.syncOperations.addHandlers(
-            IdleStateHandler(readTimeout: serverTimeout),
-            FrameCodecHandler(logger: logger),
-            ConnectionEventsHandler(client: self))
-        }
+    connector(server, eventLoop) { channel in
+      channel.eventLoop.makeCompletedFuture {
+        try channel.pipeline.syncOperations.addHandlers(
+          IdleStateHandler(readTimeout: serverTimeout),
+          FrameCodecHandler(logger: logger),
+          ConnectionEventsHandler(client: self))
       }
-      .connect(hostOrAddress: server.host, port: server.port)
-      .hop(to: eventLoop)
-      .whenComplete { result in
-        switch result {
-        case .success(let channel):
-          guard case .connecting = self.machine.state else {
-            channel.close(promise: nil)  // stopped meanwhile
-            return
-          }
-          self.channel = channel
-          if self.connectFailures > 1 {
-            self.logger.notice("reached \(server) after \(self.connectFailures) failed attempts")
-          }
-          self.connectFailures = 0
-          // Small frames should leave at once; some sandboxes refuse the option to ordinary users,
-          // which must not cost the connection.
-          channel.setOption(.socketOption(.tcp_nodelay), value: 1).whenFailure { error in
-            logger.debug("TCP_NODELAY not set: \(error)")
-          }
-          self.setLivenessOptions(on: channel, timeout: serverTimeout)
-          self.session.connected(
-            to: server, peerIPv4: channel.remoteAddress?.ipAddress, localIPv4: channel.localAddress?.ipAddress)
-          self.session.transmit = { [weak channel] message in
-            channel?.writeAndFlush(message, promise: nil)
-          }
-          self.perform(self.machine.connectSucceeded())
-        case .failure(let error):
-          // A server that is down (or boots after the player) would otherwise log a line per
-          // attempt: the first failure is a warning, then a reminder about once a minute.
-          self.connectFailures += 1
-          if self.connectFailures == 1 {
-            self.logger.warning("cannot connect to \(server): \(error); retrying")
-          } else if self.connectFailures % 60 == 0 {
-            self.logger.notice("still cannot connect to \(server) (\(self.connectFailures) attempts)")
-          } else {
-            self.logger.debug("cannot connect to \(server): \(error)")
-          }
-          self.perform(self.machine.connectFailed())
+    }
+    .hop(to: eventLoop)
+    .whenComplete { result in
+      switch result {
+      case .success(let channel):
+        guard case .connecting = self.machine.state else {
+          channel.close(promise: nil)  // stopped meanwhile
+          return
         }
+        self.channel = channel
+        if self.connectFailures > 1 {
+          self.logger.notice("reached \(server) after \(self.connectFailures) failed attempts")
+        }
+        self.connectFailures = 0
+        // Small frames should leave at once; some sandboxes refuse the option to ordinary users,
+        // which must not cost the connection.
+        channel.setOption(.socketOption(.tcp_nodelay), value: 1).whenFailure { error in
+          logger.debug("TCP_NODELAY not set: \(error)")
+        }
+        self.setLivenessOptions(on: channel, timeout: serverTimeout)
+        self.session.connected(
+          to: server, peerIPv4: channel.remoteAddress?.ipAddress, localIPv4: channel.localAddress?.ipAddress)
+        self.session.transmit = { [weak channel] message in
+          channel?.writeAndFlush(message, promise: nil)
+        }
+        self.perform(self.machine.connectSucceeded())
+      case .failure(let error):
+        // A server that is down (or boots after the player) would otherwise log a line per
+        // attempt: the first failure is a warning, then a reminder about once a minute.
+        self.connectFailures += 1
+        if self.connectFailures == 1 {
+          self.logger.warning("cannot connect to \(server): \(error); retrying")
+        } else if self.connectFailures % 60 == 0 {
+          self.logger.notice("still cannot connect to \(server) (\(self.connectFailures) attempts)")
+        } else {
+          self.logger.debug("cannot connect to \(server): \(error)")
+        }
+        self.perform(self.machine.connectFailed())
       }
+    }
   }
 
   /// Keepalive probes while the connection is quiet, and a bound on unacknowledged data: a

@@ -111,14 +111,15 @@ public final class Player {
     let location = ServerLocation()
     let streamingEngine = makeEngine(eventLoop: loop)
     var engine: any PlaybackEngine = streamingEngine
+    var powerChanged: ((Bool) -> Void)?
     if let script = settings.powerScript {
       let power = PowerScript(path: script, logger: logger)
       power.started()
-      streamingEngine.powerChanged = { power.powerChanged(isOn: $0) }
+      powerChanged = { power.powerChanged(isOn: $0) }
     }
     if let specification = settings.gpioRelay {
       let relay = GPIORelay(specification, logger: logger)
-      streamingEngine.powerChanged = { relay.powerChanged(isOn: $0) }
+      powerChanged = { relay.powerChanged(isOn: $0) }
     }
     // JSON-RPC to LMS: for the offline side and for the control API.
     let lmsClient: LMSClient?
@@ -143,6 +144,7 @@ public final class Player {
       loop.execute { coordinator.start() }
     }
     var controlServer: ControlServer?
+    var onlineView: OnlinePlayerView?
     if let control = settings.control, let lmsClient {
       let logger = Logger(label: LogConfiguration.Category.control.rawValue)
       let player: any ControlledPlayer
@@ -153,7 +155,7 @@ public final class Player {
         let view = OnlinePlayerView(
           engine: streamingEngine,
           poller: StatusPoller(client: lmsClient, logger: Logger(label: LogConfiguration.Category.lms.rawValue)))
-        engine = view
+        onlineView = view
         player = view
       }
       let artwork = stateFolder.map {
@@ -171,6 +173,7 @@ public final class Player {
     }
     let session = PlayerSession(
       identity: identity, name: name, nameStore: nameStore, engine: engine, location: location, logger: logger)
+    if let onlineView { session.onConnectionChange = { onlineView.serverConnectionChanged($0) } }
     if let lircrc = settings.infrared {
       // Each press goes out on the connection's loop, timed as the status reports are; the session
       // is touched there only.
@@ -193,7 +196,18 @@ public final class Player {
         liveness: settings.liveness),
       session: session, eventLoop: loop, logger: logger)
     client.discovered = { reply in location.discoveredHTTPPort = reply.jsonPort }
-    releaseCodeOnceUsed(engine: streamingEngine, loop: loop)
+    // The engine's events go to the session (through the offline side when there is one); the
+    // power hooks and the code release follow them too.
+    let releaseCode = releaseCodeOnceUsed(loop: loop)
+    let downstream = streamingEngine.onEvent
+    streamingEngine.onEvent = { event in
+      downstream?(event)
+      switch event {
+      case .powerChanged(let on): powerChanged?(on)
+      case .streamRequested, .trackStarted: releaseCode(event)
+      default: break
+      }
+    }
     client.start()
     running = Running(
       group: group, client: client, engine: streamingEngine, coordinator: offlineCoordinator,
@@ -236,7 +250,7 @@ public final class Player {
   /// the start at the latest), before the buffers fill; a stream or track start is followed by
   /// drops 2 s and 10 s later, a new start moving them, so a run of skips costs two. Set before
   /// the client starts, so the control loop only ever reads them.
-  private func releaseCodeOnceUsed(engine: StreamingEngine, loop: any EventLoop) {
+  private func releaseCodeOnceUsed(loop: any EventLoop) -> (EngineEvent) -> Void {
     let logger = logger
     let release: @Sendable (String) -> Void = { what in
       let bytes = slimplay_release_program_pages()
@@ -256,12 +270,11 @@ public final class Player {
         loop.scheduleTask(in: .seconds(seconds)) { release("used to start a stream or a track") }
       }
     }
-    engine.streamRequested = {
-      releaseStartUp()
+    loop.scheduleTask(in: .seconds(2)) { releaseStartUp() }
+    return { event in
+      if event == .streamRequested { releaseStartUp() }
       releaseAfterStarting()
     }
-    engine.trackStarted = releaseAfterStarting
-    loop.scheduleTask(in: .seconds(2)) { releaseStartUp() }
   }
 
   /// The JSON-RPC client of the server the session is connected to.

@@ -10,7 +10,7 @@ import Synchronization
 @testable import SlimProto
 
 /// What the engine told the session and the offline side, in order.
-final class EventLog: PlaybackReporter, PlaybackObserver, Sendable {
+final class EventLog: Sendable {
   enum Entry: Equatable {
     case status(StatusEvent)
     case created(Int), started(Int), decoded(Int), failed(Int), streamFailed(Int), ended
@@ -21,14 +21,18 @@ final class EventLog: PlaybackReporter, PlaybackObserver, Sendable {
   func contains(_ entry: Entry) -> Bool { all.contains(entry) }
   private func add(_ entry: Entry) { entries.withLock { $0.append(entry) } }
 
-  func report(_ event: StatusEvent, errorCode: UInt16) { add(.status(event)) }
-  func send(_ message: PlayerMessage) {}
-  func trackCreated(_ id: Int) { add(.created(id)) }
-  func trackStarted(_ id: Int) { add(.started(id)) }
-  func trackDecoded(_ id: Int) { add(.decoded(id)) }
-  func trackFailed(_ id: Int) { add(.failed(id)) }
-  func streamFailed(_ id: Int, reason: DisconnectReason) { add(.streamFailed(id)) }
-  func playbackEnded() { add(.ended) }
+  func record(_ event: EngineEvent) {
+    switch event {
+    case .status(let status, _): add(.status(status))
+    case .trackCreated(let id): add(.created(id))
+    case .trackStarted(let id): add(.started(id))
+    case .trackDecoded(let id): add(.decoded(id))
+    case .trackFailed(let id): add(.failed(id))
+    case .streamFailed(let id, _): add(.streamFailed(id))
+    case .playbackEnded: add(.ended)
+    case .message, .powerChanged, .streamRequested: break
+    }
+  }
 }
 
 /// A streaming engine built in this process over a `MemorySink`, driven on its own event loop.
@@ -52,8 +56,7 @@ final class EngineHarness: Sendable {
           pipeline: .init(streamBufferBytes: streamBufferBytes, outputBufferBytes: 256 << 10, output: output, dsd: dsd),
           maximumSampleRate: 192_000),
         device: sink, eventLoop: loop, logger: Logger(label: "test"))
-      engine.reporter = log
-      engine.observer = log
+      engine.onEvent = { log.record($0) }
       return engine
     }.wait()
   }

@@ -31,6 +31,9 @@ extension OutputPlayer {
   }
 
   public func start(_ condition: StartCondition) { post { $0.start = condition } }
+  /// Everything of the track to start is buffered: a start waiting for the buffer to fill goes now;
+  /// a timed start keeps its time.
+  public func allBuffered() { post { $0.allBuffered = true } }
   public func pause() { post { $0.pause = true } }
   public func setGain(left: UInt32, right: UInt32) { post { $0.gain = (left, right) } }
 
@@ -133,6 +136,7 @@ extension OutputPlayer {
       poweredOff = false  // a start or a resume switches the output on, as on squeezelite
       machine.start(start)
     }
+    if pending.allBuffered { machine.allBuffered() }
     if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
       || pending.skipMilliseconds > 0 || pending.nudgeFrames != 0 || pending.closeDevice != nil
     {

@@ -48,6 +48,8 @@ public final class OutputPlayer: @unchecked Sendable {
 
   struct Requests {
     var start: StartCondition?
+    /// The track to start is buffered whole (`allBuffered`).
+    var allBuffered = false
     var pause = false
     var stop = false
     /// Drop everything buffered.

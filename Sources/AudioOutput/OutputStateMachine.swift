@@ -89,6 +89,12 @@ struct OutputStateMachine: Equatable {
     supply.framesArrived()
   }
 
+  /// The track to start is buffered whole, below the start threshold: a start waiting for the
+  /// buffer goes now; a timed start (a sync group's) keeps its time.
+  mutating func allBuffered() {
+    if case .waiting(.buffered) = run { run = .waiting(.now) }
+  }
+
   /// Silence to insert (positive) or frames to skip, in frames. Run dry with nothing buffered there
   /// is nothing to move: kept, a correction would move the next track instead.
   mutating func correct(silenceFrames: Int, skipFrames: Int, framesBuffered: Bool) {

@@ -294,9 +294,9 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
     onEvent?(.status(.decoderReady))
     announceLoadedIfReady()
     reportEndOfPlaybackIfDrained()
-    // A track shorter than the output's start threshold starts now.
+    // A track shorter than the output's start threshold starts now (a timed start keeps its time).
     if tracks.first?.id == id, tracks.first?.started == false, outputRunning {
-      player.start(.now)
+      player.allBuffered()
     }
   }
 

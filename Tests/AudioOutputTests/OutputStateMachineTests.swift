@@ -359,6 +359,18 @@ import Testing
     #expect(stopped.run == .stopped)
   }
 
+  @Test func aTrackBufferedWholeStartsNowUnlessItsStartIsTimed() {
+    var threshold = OutputStateMachine()
+    threshold.start(.buffered(tenths: 20))
+    threshold.allBuffered()
+    #expect(threshold.run == .waiting(.now))
+    // A sync group's start: the track decoded before its time still starts at its time.
+    var timed = OutputStateMachine()
+    timed.start(.at(nanoseconds: 7_000_000_000))
+    timed.allBuffered()
+    #expect(timed.run == .waiting(.at(nanoseconds: 7_000_000_000)))
+  }
+
   @Test func aStartWhilePlayingLeavesThePrefetchedTrackToItsBoundary() {
     var machine = OutputStateMachine()
     machine.start(.buffered(tenths: 5))

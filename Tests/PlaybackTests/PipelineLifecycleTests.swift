@@ -37,31 +37,34 @@ extension PlaybackTests {
     }
 
     @Test func aThousandPipelinesStartAndStopLeavingNoThreadOrDescriptor() throws {
-      let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-      defer { try? group.syncShutdownGracefully() }
-      let loop = group.next()
-      let threadsBefore = pipelineThreads
-      let descriptorsBefore = eventDescriptors
-      // On the control loop, as in the player (sources are closed there).
-      let stoppedInTime = try loop.submit { () -> Int in
-        var stoppedInTime = 0
-        for _ in 0..<1000 {
-          let pipeline = AudioPipeline(
-            configuration: .init(streamBufferBytes: 4096, outputBufferBytes: 32 << 10), device: MemorySink(),
-            eventLoop: loop, logger: Logger(label: "test"), decoderEvent: { _ in }, outputEvent: { _ in })
-          pipeline.start()
-          #expect(pipeline.lifecycle == .running)
-          if pipeline.stop() { stoppedInTime += 1 }
-          #expect(pipeline.lifecycle == .stopped)
-        }
-        return stoppedInTime
-      }.wait()
-      #expect(stoppedInTime == 1000)
-      #expect(threadsBefore == 0)
-      #expect(pipelineThreads == 0)
-      // A descriptor kept per pipeline would show as 1,000 or more; the event loops of suites
-      // running alongside come and go by a few.
-      #expect(eventDescriptors - descriptorsBefore < 100)
+      try takingThreadCensusTurn {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let threadsBefore = pipelineThreads
+        let descriptorsBefore = eventDescriptors
+        // On the control loop, as in the player (sources are closed there).
+        let stoppedInTime = try loop.submit { () -> Int in
+          var stoppedInTime = 0
+          for _ in 0..<1000 {
+            let pipeline = AudioPipeline(
+              configuration: .init(streamBufferBytes: 4096, outputBufferBytes: 32 << 10), device: MemorySink(),
+              eventLoop: loop, logger: Logger(label: "test"), decoderEvent: { _ in }, outputEvent: { _ in })
+            pipeline.start()
+            #expect(pipeline.lifecycle == .running)
+            if pipeline.stop() { stoppedInTime += 1 }
+            #expect(pipeline.lifecycle == .stopped)
+          }
+          return stoppedInTime
+        }.wait()
+        #expect(stoppedInTime == 1000)
+        #expect(threadsBefore == 0)
+        #expect(pipelineThreads == 0)
+        // A descriptor kept per pipeline would show as 1,000 or more; the event loops of suites
+        // running alongside come and go by a few.
+        #expect(eventDescriptors - descriptorsBefore < 100)
+
+      }
     }
 
     @Test func aResetWhileTheOutputIsStuckInAWriteReturnsInBoundedTime() throws {

@@ -17,8 +17,10 @@ import Testing
 /// and caches apart, and a third player for a MAC already running is refused.
 @Suite(.serialized) struct TwoPlayersTests {
   /// 0.3 s of a 16-bit stereo WAV at 44.1 kHz.
-  static let track: [UInt8] = {
-    let frames = 13_230
+  static let track = track(seconds: 0.3)
+
+  static func track(seconds: Double) -> [UInt8] {
+    let frames = Int(seconds * 44100)
     var bytes: [UInt8] = []
     func u32(_ v: Int) { bytes += withUnsafeBytes(of: UInt32(v).littleEndian, Array.init) }
     func u16(_ v: Int) { bytes += withUnsafeBytes(of: UInt16(v).littleEndian, Array.init) }
@@ -38,7 +40,7 @@ import Testing
       bytes += withUnsafeBytes(of: Int16(truncatingIfNeeded: index &* 31).littleEndian, Array.init)
     }
     return bytes
-  }()
+  }
 
   func settings(mac: String, server: Int, state: String) -> PlayerSettings {
     var settings = PlayerSettings()
@@ -53,6 +55,10 @@ import Testing
   }
 
   @Test func twoPlayersInOneProcessRegisterPlayAndStopApart() throws {
+    try takingThreadCensusTurn { try twoPlayersInOneProcessRegisterPlayAndStopApartBody() }
+  }
+
+  private func twoPlayersInOneProcessRegisterPlayAndStopApartBody() throws {
     let http = try CannedServer(
       response: Array("HTTP/1.0 200 OK\r\nContent-Type: audio/x-wav\r\n\r\n".utf8) + Self.track)
     defer { http.close() }
@@ -92,7 +98,57 @@ import Testing
     }
   }
 
+  @Test func twoPlayersInOneProcessStartATimedTrackTogether() throws {
+    try takingThreadCensusTurn { try twoPlayersInOneProcessStartATimedTrackTogetherBody() }
+  }
+
+  private func twoPlayersInOneProcessStartATimedTrackTogetherBody() throws {
+    let http = try CannedServer(
+      response: Array("HTTP/1.0 200 OK\r\nContent-Type: audio/x-wav\r\n\r\n".utf8) + Self.track(seconds: 3))
+    defer { http.close() }
+    let server = try FakeSlimServer(streamPort: http.port, manualStart: true)
+    defer { server.close() }
+    let state = TemporaryDirectory()
+    defer { state.remove() }
+    let macs = ["02:00:00:00:00:04", "02:00:00:00:00:05"]
+    let players = try macs.map {
+      try Player(settings: settings(mac: $0, server: server.port, state: state.path), environment: [:])
+    }
+    for player in players { try player.start() }
+    defer { for player in players { player.stop() } }
+    // Both buffered and held (STMl), as LMS waits for every member of a group.
+    #expect(eventually(within: 10) { macs.allSatisfy { server.events(of: $0).contains("STMl") } })
+    // One start time for both, 300 ms ahead, in the jiffies both report (one clock: one process).
+    let start = UInt32(truncatingIfNeeded: MonotonicClock.milliseconds() + 300)
+    for mac in macs {
+      server.send(
+        ServerFrame(command: "strm", payload: StreamCommand(command: .unpause, value: start).encoded()), to: mac)
+    }
+    #expect(eventually(within: 5) { macs.allSatisfy { server.events(of: $0).contains("STMs") } })
+    usleep(700_000)
+    for mac in macs {
+      server.send(ServerFrame(command: "strm", payload: StreamCommand(command: .status).encoded()), to: mac)
+    }
+    #expect(
+      eventually(within: 5) {
+        macs.allSatisfy { mac in
+          server.statuses(of: mac).contains { $0.event == .heartbeat && $0.elapsedMilliseconds > 0 }
+        }
+      })
+    // Where each says its track began: the jiffies of its last report less the time heard then.
+    let began = macs.map { mac -> Int64 in
+      let status = server.statuses(of: mac).last { $0.event == .heartbeat && $0.elapsedMilliseconds > 0 }!
+      return Int64(status.jiffies) - Int64(status.elapsedMilliseconds)
+    }
+    #expect(abs(began[0] - began[1]) <= 2, "\(began)")
+    #expect(abs(began[0] - Int64(start)) <= 5, "\(began) against \(start)")
+  }
+
   @Test func aPlayerStoppedAndReleasedFreesItsStateForTheNextOne() throws {
+    try takingThreadCensusTurn { try aPlayerStoppedAndReleasedFreesItsStateForTheNextOneBody() }
+  }
+
+  private func aPlayerStoppedAndReleasedFreesItsStateForTheNextOneBody() throws {
     let server = try FakeSlimServer(streamPort: nil)
     defer { server.close() }
     let state = TemporaryDirectory()
@@ -112,19 +168,21 @@ import Testing
 }
 
 /// A SlimProto server on loopback that records what each player (by the MAC of its HELO) sends,
-/// and answers a HELO with a `strm s` for `streamPort` when there is one.
+/// and answers a HELO with a `strm s` for `streamPort` when there is one: started at once, or
+/// (`manualStart`) held until the test sends `strm u`, as LMS starts a sync group.
 final class FakeSlimServer: Sendable {
   private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
   private let channel: any Channel
   private let log = Log()
   let port: Int
 
-  init(streamPort: Int?) throws {
+  init(streamPort: Int?, manualStart: Bool = false) throws {
     let log = self.log
     channel = try ServerBootstrap(group: group)
       .childChannelInitializer { channel in
         channel.eventLoop.makeCompletedFuture {
-          try channel.pipeline.syncOperations.addHandler(Connection(log: log, streamPort: streamPort))
+          try channel.pipeline.syncOperations.addHandler(
+            Connection(log: log, streamPort: streamPort, manualStart: manualStart))
         }
       }
       .bind(host: "127.0.0.1", port: 0).wait()
@@ -132,11 +190,24 @@ final class FakeSlimServer: Sendable {
   }
 
   func events(of mac: String) -> [String] { log.state.withLock { $0.events[mac] ?? [] } }
+  func statuses(of mac: String) -> [PlayerStatus] { log.state.withLock { $0.statuses[mac] ?? [] } }
   var closedConnections: Int { log.state.withLock { $0.closed } }
 
-  /// What the players sent, by MAC, and how many connections ended.
+  /// Sends `frame` to the player `mac` (any thread).
+  func send(_ frame: ServerFrame, to mac: String) {
+    guard let channel = log.state.withLock({ $0.channels[mac] }) else { return }
+    channel.writeAndFlush(channel.allocator.buffer(bytes: frame.encoded()), promise: nil)
+  }
+
+  /// What the players sent, by MAC, their connections, and how many connections ended.
   private final class Log: Sendable {
-    let state = Mutex<(events: [String: [String]], closed: Int)>(([:], 0))
+    struct State {
+      var events: [String: [String]] = [:]
+      var statuses: [String: [PlayerStatus]] = [:]
+      var channels: [String: any Channel] = [:]
+      var closed = 0
+    }
+    let state = Mutex(State())
   }
 
   func close() {
@@ -148,12 +219,14 @@ final class FakeSlimServer: Sendable {
     typealias InboundIn = ByteBuffer
     let log: Log
     let streamPort: Int?
+    let manualStart: Bool
     var reader = PlayerFrameReader()
     var mac: String?
 
-    init(log: Log, streamPort: Int?) {
+    init(log: Log, streamPort: Int?, manualStart: Bool) {
       self.log = log
       self.streamPort = streamPort
+      self.manualStart = manualStart
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -162,10 +235,14 @@ final class FakeSlimServer: Sendable {
       while let frame = try? reader.nextFrame() {
         var event = frame.opcode
         if frame.opcode == "HELO", let hello = try? Hello(parsing: frame.payload) {
-          mac = hello.mac.description
+          let mac = hello.mac.description
+          self.mac = mac
+          let channel = context.channel
+          log.state.withLock { $0.channels[mac] = channel }
           if let streamPort { start(streamPort, context: context) }
         } else if frame.opcode == "STAT", let status = try? PlayerStatus(parsing: frame.payload) {
           event = status.event.rawValue
+          if let mac { log.state.withLock { $0.statuses[mac, default: []].append(status) } }
         }
         if let mac { log.state.withLock { $0.events[mac, default: []].append(event) } }
       }
@@ -173,7 +250,7 @@ final class FakeSlimServer: Sendable {
 
     private func start(_ port: Int, context: ChannelHandlerContext) {
       let command = StreamCommand(
-        command: .start, autostart: .automatic, format: .pcm, pcm: .unspecified, threshold: 1,
+        command: .start, autostart: manualStart ? .manual : .automatic, format: .pcm, pcm: .unspecified, threshold: 1,
         serverPort: UInt16(port), serverIP: 0x7F00_0001, request: Array("GET /track.wav HTTP/1.0\r\n\r\n".utf8))
       let frame = ServerFrame(command: "strm", payload: command.encoded()).encoded()
       context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: frame)), promise: nil)

@@ -28,7 +28,7 @@ from harness.group_rig import (align, as_frames, captured, group_datagram, group
 from test_real_lms_offline import Queue, cached_count
 
 # Offsets read to a fraction of a millisecond from readers paced like sound cards, beside the other
-# tests: a reader the busy machine runs late keeps its card's schedule (fakes/paced_reader.c).
+# tests: a reader the busy machine runs late keeps its card's schedule (Tests/harness/fakes/paced_reader.c).
 pytestmark = [pytest.mark.real_lms, pytest.mark.lms_versions("8.3.0", "7.9.1"),
               pytest.mark.usefixtures("lms_logs_commands")]
 

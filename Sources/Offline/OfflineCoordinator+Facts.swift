@@ -45,9 +45,8 @@ extension OfflineCoordinator {
   /// the next track, so the server may have sent one or more after a track it cut: the earliest
   /// cut track is where the cache takes over, whatever came after it.
   func handoffFacts() -> OfflineStateMachine.EngineFacts {
-    let state = engine.state()
-    var facts = facts(from: state)
-    if let cut = state.tracks.first(where: isCut) {
+    var facts = facts()
+    if let cut = engine.trackProgress().first(where: isCut) {
       facts.decoding = .idle
       facts.lastDecodedTrack = cut.id
       facts.lastDecodedCutShort = true

@@ -6,8 +6,10 @@ import Support
 /// the player runs; tests drive the offline side with a fake. All on the control event loop,
 /// except `playbackIsFilling`.
 public protocol AudioEngine: PlaybackEngine {
-  /// What the engine is doing, in one reading (`AudioEngineState`).
+  /// What the engine is doing, in one reading (`AudioEngineState`); allocates nothing.
   func state(at now: UInt64) -> AudioEngineState
+  /// What the decoder made of each track still buffered or playing, oldest first (at a handoff).
+  func trackProgress() -> [TrackProgress]
   /// The track being heard and how much of it (nil before the first track starts).
   func heardPosition(at now: UInt64) -> HeardPosition?
   /// Playing, or about to: not paused, stopped or played out.
@@ -100,17 +102,13 @@ public struct AudioEngineState: Equatable, Sendable {
   public var decoding: Decoding?
   public var lastDecoded: LastDecoded?
   public var heard: HeardPosition?
-  /// What the decoder made of each track still buffered or playing, oldest first.
-  public var tracks: [TrackProgress]
 
   public init(
-    output: Output = .idle, decoding: Decoding? = nil, lastDecoded: LastDecoded? = nil, heard: HeardPosition? = nil,
-    tracks: [TrackProgress] = []
+    output: Output = .idle, decoding: Decoding? = nil, lastDecoded: LastDecoded? = nil, heard: HeardPosition? = nil
   ) {
     self.output = output
     self.decoding = decoding
     self.lastDecoded = lastDecoded
     self.heard = heard
-    self.tracks = tracks
   }
 }

@@ -21,8 +21,7 @@ extension StreamingEngine: AudioEngine {
 
   public func state(at now: UInt64) -> AudioEngineState {
     var state = AudioEngineState(
-      output: isPlaying ? .playing : isPaused ? .paused : .idle, heard: heardPosition(at: now),
-      tracks: trackProgress())
+      output: isPlaying ? .playing : isPaused ? .paused : .idle, heard: heardPosition(at: now))
     if let source = decodingSource {
       state.decoding = .init(trackID: source.trackID, fromCache: source.fromCache)
     }
@@ -82,8 +81,7 @@ extension StreamingEngine: AudioEngine {
     return (id, output.framesCommittedInTrack, track.format?.sampleRate)
   }
 
-  /// What the decoder made of each track still buffered or playing, oldest first.
-  func trackProgress() -> [TrackProgress] {
+  public func trackProgress() -> [TrackProgress] {
     tracks.map {
       TrackProgress(
         id: $0.id, fromCache: $0.isLocal || $0.continuedFromCache, decodedFrames: $0.decodedFrames,

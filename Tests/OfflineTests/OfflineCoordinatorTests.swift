@@ -181,6 +181,7 @@ final class FakeEngine: AudioEngine, @unchecked Sendable {
     return state
   }
   func heardPosition(at now: UInt64) -> HeardPosition? { heard }
+  func trackProgress() -> [TrackProgress] { [] }
   var isPlaying: Bool { playing }
   var streamStalledSeconds: Double? { nil }
   func continueTrack(_ id: Int, from source: LocalSource) -> Bool {

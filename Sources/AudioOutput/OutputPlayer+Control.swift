@@ -103,7 +103,7 @@ extension OutputPlayer {
     if let frame = pending.flushFrom {
       output.boundaries.removeAll(atOrAfter: frame)
       output.ring.truncate(toPosition: max(frame * OutputFrames.bytesPerFrame, output.ring.totalConsumed))
-      machine.flushed(from: frame)
+      machine.flushedPrefetched()
     }
     if let reason = pending.closeDevice, device.isOpen { closeDevice(reason) }
     if let powered = pending.powered, powered == poweredOff {

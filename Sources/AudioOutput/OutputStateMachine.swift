@@ -48,7 +48,7 @@ struct OutputStateMachine: Equatable {
 
   /// Frames from a boundary on were dropped (the prefetched track): a window planned into it is
   /// gone with it.
-  mutating func flushed(from frame: Int) {
+  mutating func flushedPrefetched() {
     switch approach {
     case .planned, .crossfading: approach = .unplanned
     case .unplanned: break

@@ -66,9 +66,17 @@ ensure_arm64_toolchain() {
 }
 
 # Bind-mounts `source` at `target` (made if missing) unless something is mounted there already.
+# A mount left from an earlier clone at the same path still answers `mountpoint` but shows the deleted
+# folder (seen: a fresh clone where an old one had been removed; swift's driver then stops on SIGILL):
+# a mount whose folder is not the source's is replaced.
 bind_mount() {
   mkdir -p "$2"
-  mountpoint -q "$2" || as_root mount --bind "$1" "$2"
+  if mountpoint -q "$2"; then
+    [ "$(stat -c %d:%i "$1")" = "$(stat -c %d:%i "$2")" ] && return 0
+    echo "replacing the stale mount at $2 ($(findmnt -n -o SOURCE --target "$2" 2>/dev/null | tail -n1))" >&2
+    as_root umount -l "$2"
+  fi
+  as_root mount --bind "$1" "$2"
 }
 
 # Runs a command in the arm64 bookworm userland (under qemu) with the project at the same path.
@@ -98,8 +106,7 @@ swift_build_arm64() {
   fi
   log "building for arm64 ($(as_root chroot "$jail" swift --version 2>/dev/null | head -n1)): $*"
   # Run from the chroot's root with --package-path: swift's driver stops on a precondition (SIGILL, in
-  # Foundation's fileSystemRepresentation) when getcwd fails, which one CI run met with the working
-  # directory inside the bind-mounted project; the root of the chroot is always reachable.
+  # Foundation's fileSystemRepresentation) when its working directory or the package is unreachable.
   local build=(swift build --package-path "$ROOT" --swift-sdks-path "$ARM64_SDKS_PATH" --swift-sdk "$ARM64_SDK"
     --scratch-path "${ARM64_SCRATCH:-$ROOT/.build-arm64}" "$@")
   as_root chroot "$jail" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
@@ -107,7 +114,7 @@ swift_build_arm64() {
     bash -c 'set -o pipefail; cd / && "$@" >&2 && "$@" --show-bin-path | tail -n1' _ "${build[@]}" || {
     local status=$?
     echo "error: the arm64 build failed ($status); what is mounted in the compiler's chroot:" >&2
-    findmnt -R -o TARGET,SOURCE,FSTYPE "$jail" >&2 || true
+    findmnt -o TARGET,SOURCE,FSTYPE | grep -F "$jail" >&2 || true
     return "$status"
   }
 }

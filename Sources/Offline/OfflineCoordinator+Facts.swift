@@ -11,7 +11,8 @@ extension OfflineCoordinator {
       facts.decoding = source.fromCache ? .localFile(track: source.trackID) : .liveStream(track: source.trackID)
     } else if let last = state.lastDecoded {
       facts.lastDecodedTrack = last.trackID
-      facts.lastDecodedCutShort = isCutShort(last.trackID, lastDecoded: last)
+      facts.lastDecodedCutShort =
+        last.sampleRate.map { isCutShort(last.trackID, frames: last.frames, sampleRate: $0) } ?? false
     }
     if let heard = state.heard {
       facts.heard = .init(engineTrack: heard.trackID, seconds: Double(heard.milliseconds) / 1000)
@@ -21,13 +22,11 @@ extension OfflineCoordinator {
 
   /// LMS streams without a length, so a dying server looks like the end of the track: a track
   /// that ended well short of its duration was cut.
-  func isCutShort(_ id: Int, lastDecoded: AudioEngineState.LastDecoded? = nil) -> Bool {
-    guard let last = lastDecoded ?? engine.state().lastDecoded, last.trackID == id, let rate = last.sampleRate,
-      let placement = machine.ledger.placement(of: id),
+  func isCutShort(_ id: Int, frames: Int, sampleRate rate: Int) -> Bool {
+    guard let placement = machine.ledger.placement(of: id),
       let duration = machine.ledger.track(at: placement.queueIndex)?.duration
     else { return false }
-    let expected = Int((duration - placement.startSeconds) * Double(rate))
-    return last.frames + rate / 10 < expected
+    return frames + rate / 10 < Int((duration - placement.startSeconds) * Double(rate))
   }
 
   /// LMS moves its current entry when the player's STMs reaches it; after a partition a new HTTP
@@ -62,7 +61,7 @@ extension OfflineCoordinator {
     else { return false }
     // Not one frame (a stream that ended inside its header) is cut whatever the rate.
     guard let rate = track.sampleRate else { return frames == 0 }
-    return frames + rate / 10 < Int((duration - placement.startSeconds) * Double(rate))
+    return isCutShort(track.id, frames: frames, sampleRate: rate)
   }
 
   func hasUsableCopy(_ track: QueueTrack) -> Bool { cachedSource(for: track) != nil }

@@ -169,15 +169,16 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
       // What the engine says to the server is held back while the player is its own master.
       guard machine.forwardsReports() else { return }
     case .trackCreated(let id):
-      machine.trackCreated(id, facts: facts())
+      machine.trackCreated(id)
     case .trackStarted(let id):
       nextTrackWait.trackStarted(id, at: MonotonicClock.nanoseconds())
       // The listener may change the delay at any time; LMS applies it as a group's track starts.
       readPlayDelay()
       perform(machine.trackStarted(id))
-    case .trackDecoded(let id):
+    case .trackDecoded(let id, let frames, let sampleRate):
       nextTrackWait.trackDecoded(id, at: MonotonicClock.nanoseconds())
-      perform(machine.trackDecoded(id, cutShort: isCutShort(id), isCached: hasUsableCopy))
+      let cutShort = sampleRate.map { isCutShort(id, frames: frames, sampleRate: $0) } ?? false
+      perform(machine.trackDecoded(id, cutShort: cutShort, isCached: hasUsableCopy))
     case .trackFailed(let id):
       perform(machine.trackFailed(id, isCached: hasUsableCopy))
     case .streamFailed(let id, let reason):

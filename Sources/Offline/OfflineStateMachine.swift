@@ -205,12 +205,12 @@ public struct OfflineStateMachine: Sendable {
   // MARK: Engine events
 
   /// A `strm s` passed to the engine created track `id`.
-  public mutating func trackCreated(_ id: Int, facts: EngineFacts) {
+  public mutating func trackCreated(_ id: Int) {
     playedOut = nil
-    // A stream sent while another track plays is its successor in the queue.
-    if let last = ledger.lastPlacedTrack, let index = ledger.placement(of: last)?.queueIndex,
-      facts.output.hasAudio
-    {
+    // A stream is the successor of the newest track placed, whether or not the output still plays
+    // it: LMS's status moves to the new entry only once it starts, so its current entry may be the
+    // one before. A jump elsewhere is corrected by the next status.
+    if let last = ledger.lastPlacedTrack, let index = ledger.placement(of: last)?.queueIndex {
       ledger.place(id, at: ledger.successor(of: index))
     } else if let current = ledger.latest?.currentIndex {
       ledger.place(id, at: current)

@@ -266,7 +266,7 @@ public final class StreamingEngine: PlaybackEngine, StreamFetcherDelegate, @unch
         $0.phase = .decoded
         $0.decodedFrames = frames
       }
-      onEvent?(.trackDecoded(id: id))
+      onEvent?(.trackDecoded(id: id, frames: frames, sampleRate: tracks.first { $0.id == id }?.format?.sampleRate))
       reportDecoded(id)
     case .failed(_, let frames, let message):
       logger.error("track \(id): cannot decode: \(message)")

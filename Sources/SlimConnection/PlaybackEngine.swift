@@ -80,8 +80,9 @@ public enum EngineEvent: Equatable, Sendable {
   case trackCreated(id: Int)
   /// The first frame of track `id` is being heard.
   case trackStarted(id: Int)
-  /// Every byte of track `id` was decoded.
-  case trackDecoded(id: Int)
+  /// Every byte of track `id` was decoded: `frames` frames at `sampleRate` (nil if its format
+  /// never became known).
+  case trackDecoded(id: Int, frames: Int, sampleRate: Int?)
   /// The decoder of track `id` gave up.
   case trackFailed(id: Int)
   /// The network stream of track `id` ended without reaching its end (a non-zero DSCO).

@@ -45,7 +45,7 @@ import Testing
   private static func playingInTheGroup(as player: String) -> OfflineStateMachine {
     var machine = OfflineStateMachine(player: player)
     _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
-    machine.trackCreated(1, facts: Facts())
+    machine.trackCreated(1)
     _ = machine.trackStarted(1)
     _ = machine.statusPolled(status(current: 0), facts: playing(1, at: 1))
     return machine
@@ -208,7 +208,7 @@ import Testing
     #expect(machine.decoderReadyDue() == [.report(.decoderReady)])
     #expect(machine.decoderReadyDue().isEmpty)
     #expect(machine.serverMessage(start, facts: Self.playing(7, at: 9)) == [.forward(start)])
-    machine.trackCreated(9, facts: Self.playing(7, at: 9))
+    machine.trackCreated(9)
     _ = machine.trackStarted(9)
     #expect(machine.state == .online)
     #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
@@ -305,7 +305,7 @@ import Testing
     for (player, moves) in [(Self.master, true), (Self.member, false)] {
       var machine = OfflineStateMachine(player: player)
       _ = machine.connectionChanged(up: true, facts: Facts(), isCached: { _ in true })
-      machine.trackCreated(1, facts: Facts())
+      machine.trackCreated(1)
       _ = machine.trackStarted(1)
       _ = machine.statusPolled(Self.status(current: 0), facts: Self.playing(1, at: 1))
       // Gone while nothing of the next track is cached: the buffer plays out, then nothing plays.

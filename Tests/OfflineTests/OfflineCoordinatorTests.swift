@@ -119,6 +119,27 @@ import Testing
     #expect(rig.engine.calls.isEmpty)
   }
 
+  /// LMS streams without a length: the frames a decoded track ends with tell a track the server
+  /// cut (it continues from its cached copy) from one that played whole (the next cached follows).
+  @Test(arguments: [(10.0, true), (179.95, false)])
+  func theFramesOfADecodedTrackTellACutFromAWholeOne(seconds: Double, cut: Bool) throws {
+    let rig = try Rig(saved: nil)
+    defer { rig.close() }
+    rig.run { coordinator in
+      coordinator.serverIdentity = OfflineCoordinatorTests.server
+      coordinator.machine.ledger.record(
+        LMSStatus(mode: .play, currentIndex: 0, trackCount: 3, tracks: OfflineCoordinatorTests.queue))
+    }
+    rig.engineSays(.trackCreated(id: 1))
+    rig.engine.engineState.output = .playing
+    rig.run { $0.serverConnectionChanged(false) }
+    #expect(rig.run { $0.offlineState } == .offline)
+    rig.engineSays(.trackDecoded(id: 1, frames: Int(seconds * 44100), sampleRate: 44100))
+    let expected: FakeEngine.Call =
+      cut ? .continueTrack(id: 1, path: rig.path(of: 0)) : .playLocal(path: rig.path(of: 1), startFrame: 0)
+    #expect(rig.engine.calls == [expected])
+  }
+
   @Test func offlineTheListenersCommandsDriveTheEngine() throws {
     let rig = try Rig(saved: Self.saved)
     defer { rig.close() }

@@ -32,7 +32,7 @@ private func playingMachine(_ tracks: [QueueTrack], current: Int = 0) -> Offline
   var machine = OfflineStateMachine()
   _ = machine.connectionChanged(up: true, facts: Facts(), isCached: everythingCached)
   _ = machine.statusPolled(status(tracks, current: current), facts: Facts())
-  machine.trackCreated(1, facts: Facts())
+  machine.trackCreated(1)
   _ = machine.trackStarted(1)
   return machine
 }
@@ -196,9 +196,9 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     repeated.repeatMode = .queue
     _ = machine.connectionChanged(up: true, facts: Facts(), isCached: everythingCached)
     _ = machine.statusPolled(repeated, facts: Facts())
-    machine.trackCreated(1, facts: Facts())
+    machine.trackCreated(1)
     _ = machine.trackStarted(1)
-    machine.trackCreated(2, facts: playing(1, at: 9))
+    machine.trackCreated(2)
     #expect(machine.ledger.placement(of: 2)?.queueIndex == 0)
     // Its live stream hands off to its cached copy, and after it the queue goes round offline.
     let lost = machine.connectionChanged(
@@ -467,7 +467,7 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     _ = machine.trackDecoded(7, cutShort: false, isCached: everythingCached)
     // The next track's stream is queued behind the cached copy and takes over when heard.
     #expect(machine.serverMessage(start, facts: playing(7, at: 9)) == [.forward(start)])
-    machine.trackCreated(9, facts: playing(7, at: 9))
+    machine.trackCreated(9)
     #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
     _ = machine.trackStarted(9)
     #expect(machine.state == .online)
@@ -483,7 +483,7 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     _ = machine.serverMessage(start, facts: playing(7, at: 3.1, decoding: .localFile(track: 7)))
     _ = machine.trackDecoded(7, cutShort: false, isCached: everythingCached)
     #expect(machine.serverMessage(start, facts: playing(7, at: 9)) == [.forward(start)])
-    machine.trackCreated(9, facts: playing(7, at: 9))
+    machine.trackCreated(9)
     // Entry 2, where the dropped cached copy was: not entry 3 after it.
     #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
     #expect(machine.ledger.placement(of: 8) == nil)

@@ -26,7 +26,7 @@ final class EventLog: Sendable {
     case .status(let status, _): add(.status(status))
     case .trackCreated(let id): add(.created(id))
     case .trackStarted(let id): add(.started(id))
-    case .trackDecoded(let id): add(.decoded(id))
+    case .trackDecoded(let id, _, _): add(.decoded(id))
     case .trackFailed(let id): add(.failed(id))
     case .streamFailed(let id, _): add(.streamFailed(id))
     case .playbackEnded: add(.ended)

@@ -91,28 +91,22 @@ private final class JSONServer: Sendable {
     case silent
   }
 
-  private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-  private let channel: any Channel
+  private let server: LoopbackServer
   private final class Tally: Sendable {
     let lock = Mutex<(connections: Int, requests: Int, script: [Behaviour])>((0, 0, []))
   }
 
   private let tally = Tally()
-  let port: Int
+  var port: Int { server.port }
   private let clientGroup = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
   init() throws {
     let tally = self.tally
-    channel = try ServerBootstrap(group: group)
-      .childChannelInitializer { channel in
-        tally.lock.withLock { $0.connections += 1 }
-        return channel.eventLoop.makeCompletedFuture {
-          try channel.pipeline.syncOperations.configureHTTPServerPipeline()
-          try channel.pipeline.syncOperations.addHandler(Responder(tally: tally))
-        }
-      }
-      .bind(host: "127.0.0.1", port: 0).wait()
-    port = channel.localAddress!.port!
+    server = try LoopbackServer { channel in
+      tally.lock.withLock { $0.connections += 1 }
+      try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+      try channel.pipeline.syncOperations.addHandler(Responder(tally: tally))
+    }
   }
 
   var connections: Int { tally.lock.withLock { $0.connections } }
@@ -129,8 +123,7 @@ private final class JSONServer: Sendable {
   }
 
   func close() {
-    try? channel.close().wait()
-    try? group.syncShutdownGracefully()
+    server.close()
     try? clientGroup.syncShutdownGracefully()
   }
 

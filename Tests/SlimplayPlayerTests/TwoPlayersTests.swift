@@ -1,5 +1,4 @@
 import NIOCore
-import NIOPosix
 import SlimConnection
 import SlimProto
 import SlimplayPlayer
@@ -171,22 +170,16 @@ import Testing
 /// and answers a HELO with a `strm s` for `streamPort` when there is one: started at once, or
 /// (`manualStart`) held until the test sends `strm u`, as LMS starts a sync group.
 final class FakeSlimServer: Sendable {
-  private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-  private let channel: any Channel
+  private let server: LoopbackServer
   private let log = Log()
-  let port: Int
+  var port: Int { server.port }
 
   init(streamPort: Int?, manualStart: Bool = false) throws {
     let log = self.log
-    channel = try ServerBootstrap(group: group)
-      .childChannelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture {
-          try channel.pipeline.syncOperations.addHandler(
-            Connection(log: log, streamPort: streamPort, manualStart: manualStart))
-        }
-      }
-      .bind(host: "127.0.0.1", port: 0).wait()
-    port = channel.localAddress!.port!
+    server = try LoopbackServer { channel in
+      try channel.pipeline.syncOperations.addHandler(
+        Connection(log: log, streamPort: streamPort, manualStart: manualStart))
+    }
   }
 
   func events(of mac: String) -> [String] { log.state.withLock { $0.events[mac] ?? [] } }
@@ -211,8 +204,7 @@ final class FakeSlimServer: Sendable {
   }
 
   func close() {
-    try? channel.close().wait()
-    try? group.syncShutdownGracefully()
+    server.close()
   }
 
   private final class Connection: ChannelInboundHandler, @unchecked Sendable {

@@ -1,14 +1,12 @@
 import NIOCore
-import NIOPosix
 import Synchronization
 
 /// A one-shot HTTP server on loopback: each connection gets `response` and is then closed, or
 /// held open with `holdOpen`.
 public final class CannedServer: Sendable {
-  private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-  public let port: Int
+  private let server: LoopbackServer
+  public var port: Int { server.port }
   private let received = Received()
-  private let channel: any Channel
 
   public var requests: [[UInt8]] { received.all }
 
@@ -21,21 +19,12 @@ public final class CannedServer: Sendable {
   public init(response: [UInt8], holdOpen: Bool = false) throws {
     let received = self.received
     let record: @Sendable ([UInt8]) -> Void = { received.add($0) }
-    channel = try ServerBootstrap(group: group)
-      .childChannelInitializer { channel in
-        channel.eventLoop.makeCompletedFuture {
-          try channel.pipeline.syncOperations.addHandler(
-            Responder(response: response, holdOpen: holdOpen, record: record))
-        }
-      }
-      .bind(host: "127.0.0.1", port: 0).wait()
-    port = channel.localAddress!.port!
+    server = try LoopbackServer { channel in
+      try channel.pipeline.syncOperations.addHandler(Responder(response: response, holdOpen: holdOpen, record: record))
+    }
   }
 
-  public func close() {
-    try? channel.close().wait()
-    try? group.syncShutdownGracefully()
-  }
+  public func close() { server.close() }
 
   private final class Responder: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer

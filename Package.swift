@@ -273,7 +273,7 @@ let package = Package(
     .testTarget(
       name: "LocalControlTests",
       dependencies: [
-        "LocalControl", "LMSControl", .product(name: "NIOCore", package: "swift-nio"),
+        "LocalControl", "LMSControl", "Offline", .product(name: "NIOCore", package: "swift-nio"),
         .product(name: "NIOEmbedded", package: "swift-nio"), .product(name: "Logging", package: "swift-log"),
       ],
       swiftSettings: strict),

@@ -1,4 +1,4 @@
-/// One entry of LMS's `playlist_loop`.
+/// One entry of LMS's `playlist_loop`, or a library track (`titles`, `playlists tracks`).
 public struct QueueTrack: Equatable, Sendable {
   public var index: Int
   /// LMS's track id: positive for library tracks, negative (volatile) for remote streams.
@@ -13,10 +13,14 @@ public struct QueueTrack: Equatable, Sendable {
   public var fileSize: Int?
   public var coverID: String?
   public var isRemote: Bool
+  public var albumID: Int?
+  public var trackNumber: Int?
+  public var disc: Int?
 
   public init(
     index: Int, id: Int, title: String, artist: String = "", album: String = "", duration: Double? = nil,
-    url: String, type: String, fileSize: Int? = nil, coverID: String? = nil, isRemote: Bool = false
+    url: String, type: String, fileSize: Int? = nil, coverID: String? = nil, isRemote: Bool = false,
+    albumID: Int? = nil, trackNumber: Int? = nil, disc: Int? = nil
   ) {
     self.index = index
     self.id = id
@@ -29,24 +33,29 @@ public struct QueueTrack: Equatable, Sendable {
     self.fileSize = fileSize
     self.coverID = coverID
     self.isRemote = isRemote
+    self.albumID = albumID
+    self.trackNumber = trackNumber
+    self.disc = disc
   }
 
   /// A library file the server can hand over through `/music/<id>/download`.
   public var isDownloadable: Bool { id > 0 && !isRemote && !url.hasPrefix("http") }
 
-  /// An entry of `playlist_loop` (or of a saved queue, which uses the same keys).
-  public init?(_ item: JSONValue) {
-    guard let index = item["playlist index"]?.int, let id = item["id"]?.int else { return nil }
+  /// An entry of `playlist_loop` (or of a saved queue, which uses the same keys); a library
+  /// track (no `playlist index`) takes `index`, its place in the list it came in.
+  public init?(_ item: JSONValue, index: Int? = nil) {
+    guard let index = item["playlist index"]?.int ?? index, let id = item["id"]?.int else { return nil }
     self.init(
       index: index, id: id, title: item["title"]?.string ?? "", artist: item["artist"]?.string ?? "",
       album: item["album"]?.string ?? "", duration: item["duration"]?.double, url: item["url"]?.string ?? "",
       type: item["type"]?.string ?? "", fileSize: item["filesize"]?.int, coverID: item["coverid"]?.string,
-      isRemote: item["remote"]?.bool ?? false)
+      isRemote: item["remote"]?.bool ?? false, albumID: item["album_id"]?.int, trackNumber: item["tracknum"]?.int,
+      disc: item["disc"]?.int)
   }
 }
 
 extension QueueTrack {
-  /// The `playlist_loop` form, for saving a queue snapshot.
+  /// The `playlist_loop` form, for saving a queue snapshot or a cache record.
   public var json: JSONValue {
     var members: [String: JSONValue] = [
       "playlist index": .number(Double(index)), "id": .number(Double(id)), "title": .string(title),
@@ -56,8 +65,15 @@ extension QueueTrack {
     if let duration { members["duration"] = .number(duration) }
     if let fileSize { members["filesize"] = .number(Double(fileSize)) }
     if let coverID { members["coverid"] = .string(coverID) }
+    if let albumID { members["album_id"] = .number(Double(albumID)) }
+    if let trackNumber { members["tracknum"] = .number(Double(trackNumber)) }
+    if let disc { members["disc"] = .number(Double(disc)) }
     return .object(members)
   }
+
+  /// The tags that fill every field: a artist, l album, e album id, t track number, i disc,
+  /// d duration, c cover id, u url, f file size, o type, x remote.
+  public static let tags = "tags:aletidcufox"
 }
 
 /// The reply to `status - N tags:…`, decoded leniently.
@@ -108,7 +124,7 @@ public struct LMSStatus: Equatable, Sendable {
   }
 
   public init(result: JSONValue) {
-    let tracks = (result["playlist_loop"]?.array ?? []).compactMap(QueueTrack.init)
+    let tracks = (result["playlist_loop"]?.array ?? []).compactMap { QueueTrack($0) }
     self.init(
       mode: result["mode"]?.string.flatMap(Mode.init(rawValue:)) ?? .stop,
       time: result["time"]?.double ?? 0,
@@ -131,9 +147,8 @@ public struct LMSStatus: Equatable, Sendable {
     return self == copy
   }
 
-  /// The tags the poller asks for: a artist, d duration, l album, u url, o type, f filesize,
-  /// c coverid, x remote, K artwork url.
-  public static let tags = "tags:adlKucofx"
+  /// The tags the poller asks for: `QueueTrack.tags` and K, the artwork URL.
+  public static let tags = QueueTrack.tags + "K"
 }
 
 /// An LMS sync group as a member's `status` shows it: the master (whose queue the group plays and whose

@@ -19,6 +19,8 @@ public final class ArtworkCache {
   private let logger: Logger
   /// Cover ids being fetched, with who waits for them.
   private var pending: [String: [([UInt8]?) -> Void]] = [:]
+  /// Covers never evicted (those of pinned music).
+  public var kept: () -> Set<String> = { [] }
 
   public init(directory: String, capacityBytes: Int, client: LMSClient, logger: Logger) {
     self.directory = directory
@@ -98,10 +100,12 @@ public final class ArtworkCache {
   }
 
   private func evict() {
+    let keep = Set(kept().compactMap(path(for:)))
     var files: [(path: String, size: Int, used: Int)] = []
     for name in FileIO.entries(of: directory) where name.hasSuffix(".img") {
       var info = stat()
       let file = directory + "/" + name
+      guard !keep.contains(file) else { continue }
       if stat(file, &info) == 0 { files.append((file, Int(info.st_size), Int(info.st_mtim.tv_sec))) }
     }
     var total = files.reduce(0) { $0 + $1.size }

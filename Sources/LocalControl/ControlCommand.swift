@@ -1,4 +1,5 @@
 import LMSControl
+import Offline
 
 /// What the control API can ask of the player.
 public enum ControlCommand: Equatable, Sendable {
@@ -54,6 +55,8 @@ public enum ControlError: Error, Equatable, CustomStringConvertible {
   /// Refused whatever the token: a foreign `Host` or `Origin` (see `RequestGuard`).
   case forbidden(String)
   case notFound(String)
+  /// A thing the request names that does not exist (404, with the message as given).
+  case missing(String)
   case tooLarge(String)
   case unavailable(String)
 
@@ -62,7 +65,7 @@ public enum ControlError: Error, Equatable, CustomStringConvertible {
     case .badRequest: 400
     case .unauthorized: 401
     case .forbidden: 403
-    case .notFound: 404
+    case .notFound, .missing: 404
     case .tooLarge: 413
     case .unavailable: 503
     }
@@ -75,7 +78,39 @@ public enum ControlError: Error, Equatable, CustomStringConvertible {
     case .forbidden(let why): why
     case .tooLarge(let what): what
     case .notFound(let what): "no such endpoint: \(what)"
+    case .missing(let what): what
     case .unavailable(let why): why
+    }
+  }
+}
+
+/// `POST /api/pin` and `POST /api/unpin`: what to keep on the device, or to keep no longer.
+public enum PinCommand: Equatable, Sendable {
+  /// An album, playlist or track by id; without one, the album or track heard now, or a
+  /// playlist by name.
+  case pin(Pin.Kind, id: Int?, name: String?)
+  case unpin(Pin.Kind, id: Int)
+
+  public init?(name: String, parameters: [String: JSONValue]) throws(ControlError) {
+    guard name == "pin" || name == "unpin" else { return nil }
+    let kinds = Pin.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+    guard let kind = parameters["kind"]?.string.flatMap(Pin.Kind.init(rawValue:)) else {
+      throw .badRequest("\(name) needs 'kind': one of \(kinds)")
+    }
+    var id: Int?
+    if let given = parameters["id"] {
+      guard let value = given.double, value == value.rounded(), value >= 1, value < 9e15 else {
+        throw .badRequest("'id' must be a positive integer")
+      }
+      id = Int(value)
+    }
+    let title = parameters["name"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+    if name == "unpin" {
+      guard let id else { throw .badRequest("unpin needs 'id'") }
+      self = .unpin(kind, id: id)
+    } else {
+      if title != nil && kind != .playlist { throw .badRequest("'name' names playlists only") }
+      self = .pin(kind, id: id, name: title)
     }
   }
 }

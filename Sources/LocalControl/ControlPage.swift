@@ -1,5 +1,5 @@
-/// The page at `/`: now playing, controls, volume and the queue, live through server-sent
-/// events. One self-contained document: no build step, no external assets.
+/// The page at `/`: now playing, controls, volume, the queue and the pins, live through
+/// server-sent events. One self-contained document: no build step, no external assets.
 enum ControlPage {
   static let html = #"""
     <!doctype html>
@@ -29,6 +29,9 @@ enum ControlPage {
       .cached { font-size: .75rem; border: 1px solid currentColor; border-radius: .3rem; padding: 0 .25rem;
                 margin-left: .4rem; opacity: .7; }
       #state { font-size: .8rem; opacity: .6; }
+      button.small { font-size: .8rem; min-width: 0; min-height: 2rem; padding: 0 .6rem; margin-left: .4rem; }
+      #pins li { margin: .3rem 0; }
+      .size { font-size: .8rem; opacity: .7; }
     </style>
     </head>
     <body>
@@ -36,6 +39,7 @@ enum ControlPage {
     <img id="art" alt="">
     <h1 id="title">Nothing playing</h1>
     <p id="artist"></p>
+    <button id="pin-album" class="small" hidden>Pin album</button>
     <progress id="progress" value="0" max="1"></progress>
     <div id="times"><span id="elapsed">0:00</span><span id="duration">0:00</span></div>
     <div class="controls">
@@ -46,6 +50,8 @@ enum ControlPage {
     <label>Volume <input id="volume" type="range" min="0" max="100" step="1"></label>
     <h2>Queue</h2>
     <ol id="queue"></ol>
+    <h2>Pinned</h2>
+    <ul id="pins"><li>Nothing pinned</li></ul>
     <p id="state"></p>
     <script>
     "use strict";
@@ -63,6 +69,12 @@ enum ControlPage {
     $("next").onclick = () => send("next");
     $("volume").oninput = () => { volumeBusy = true; };
     $("volume").onchange = () => { send("volume", { value: Number($("volume").value) }); volumeBusy = false; };
+    const button = (text, title, action) => {
+      const b = document.createElement("button");
+      b.className = "small"; b.textContent = text; b.title = title; b.onclick = action;
+      return b;
+    };
+    const megabytes = bytes => ((bytes || 0) / 1048576).toFixed(1);
     let shownTrack = null;
     function render(status) {
       const banner = $("banner");
@@ -87,6 +99,11 @@ enum ControlPage {
         $("elapsed").textContent = clock(status.position);
         $("duration").textContent = clock(now.duration);
       }
+      const online = status.state === "online";
+      const pinned = new Set((status.pins || []).map(pin => pin.kind + "/" + pin.id));
+      const pinAlbum = $("pin-album");
+      pinAlbum.hidden = !(online && now && now.album_id && !pinned.has("album/" + now.album_id));
+      pinAlbum.onclick = () => send("pin", { kind: "album", id: now.album_id });
       $("toggle").textContent = status.playing ? "Pause" : "Play";
       if (!volumeBusy && typeof status.volume === "number") $("volume").value = status.volume;
       const queue = $("queue");
@@ -96,8 +113,21 @@ enum ControlPage {
         item.textContent = track.title + (track.artist ? " — " + track.artist : "");
         if (now && track.index === now.index) item.className = "current";
         if (track.cached) { const mark = document.createElement("span"); mark.className = "cached"; mark.textContent = "cached"; item.append(mark); }
+        if (online && track.id > 0 && !pinned.has("track/" + track.id)) {
+          item.append(button("Pin", "Keep this track on the device", () => send("pin", { kind: "track", id: track.id })));
+        }
         return item;
       }));
+      const pins = status.pins || [];
+      $("pins").replaceChildren(...(pins.length ? pins.map(pin => {
+        const item = document.createElement("li");
+        item.textContent = pin.title + " (" + pin.kind + ") ";
+        const size = document.createElement("span");
+        size.className = "size";
+        size.textContent = pin.cached_tracks + "/" + pin.tracks + " tracks, " + megabytes(pin.cached_bytes) + " of " + megabytes(pin.total_bytes) + " MB";
+        item.append(size, button("Unpin", "Keep it no longer", () => send("unpin", { kind: pin.kind, id: pin.id })));
+        return item;
+      }) : [Object.assign(document.createElement("li"), { textContent: "Nothing pinned" })]));
       $("state").textContent = status.state + (status.server ? " · " + status.server : "");
     }
     // The server sends a track's text and cover together; a cover that is late comes in a

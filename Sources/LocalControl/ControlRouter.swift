@@ -13,11 +13,19 @@ public protocol ControlTarget: AnyObject {
   func startBackgroundWork()
   /// Completes once `status()` has something current to say (a first poll after a quiet spell).
   func statusReady(on loop: any EventLoop) -> EventLoopFuture<Void>
+  /// `GET /api/pins`: each pin and how far its download has come.
+  func pins() -> JSONValue
+  /// Pins or unpins; answers with the pin.
+  func perform(_ command: PinCommand, on loop: any EventLoop) -> EventLoopFuture<JSONValue>
 }
 
 extension ControlTarget {
   public func startBackgroundWork() {}
   public func statusReady(on loop: any EventLoop) -> EventLoopFuture<Void> { loop.makeSucceededVoidFuture() }
+  public func pins() -> JSONValue { ["pins": []] }
+  public func perform(_ command: PinCommand, on loop: any EventLoop) -> EventLoopFuture<JSONValue> {
+    loop.makeFailedFuture(ControlError.unavailable("this player keeps no pins"))
+  }
 }
 
 /// One parsed request.
@@ -76,8 +84,14 @@ public struct ControlRouter: Sendable {
       case ("GET", "/api/status"):
         return target.statusReady(on: loop).assumeIsolated().map { ControlResponse(status: 200, body: target.status()) }
           .nonisolated()
+      case ("GET", "/api/pins"):
+        return loop.makeSucceededFuture(ControlResponse(status: 200, body: target.pins()))
       case ("POST", let path) where path.hasPrefix("/api/"):
         let name = String(path.dropFirst(5))
+        if let command = try PinCommand(name: name, parameters: parameters(of: request)) {
+          return target.perform(command, on: loop).map { ControlResponse(status: 200, body: $0) }
+            .flatMapErrorThrowing { error in ControlResponse((error as? ControlError) ?? .unavailable("\(error)")) }
+        }
         guard let command = try ControlCommand(name: name, parameters: parameters(of: request)) else {
           throw .notFound(request.path)
         }

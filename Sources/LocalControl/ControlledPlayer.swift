@@ -32,6 +32,13 @@ public protocol ControlledPlayer: AnyObject {
   func performLocally(_ command: ControlCommand)
   /// The API is being used: have the queue current (see `OnlinePlayerView`). Completes when it is.
   func controlWanted() -> EventLoopFuture<Void>
+  /// Pins the album, playlist or track (see `OfflineCoordinator+Pins`); fails where there is no
+  /// cache to keep it in.
+  func pin(_ kind: Pin.Kind, id: Int?, name: String?) -> EventLoopFuture<PinProgress>
+  func unpin(_ kind: Pin.Kind, id: Int) throws(PinError) -> Pin?
+  var pinProgress: [PinProgress] { get }
+  /// The covers of pinned music, kept with it.
+  var pinnedCoverIDs: Set<String> { get }
 }
 
 /// Where a command is carried out.

@@ -1,5 +1,6 @@
 import LMSControl
 import NIOCore
+import Offline
 import Playback
 import SlimConnection
 import SlimProto
@@ -29,6 +30,14 @@ public final class OnlinePlayerView: ControlledPlayer {
   /// LMS's time of the heard track minus the engine's elapsed time, at the last status: the
   /// offset of a stream that began mid-track (a seek).
   private var startOffset: Double = 0
+
+  // Without offline mode there is no cache to keep pins in.
+  public func pin(_ kind: Pin.Kind, id: Int?, name: String?) -> EventLoopFuture<PinProgress> {
+    eventLoop.makeFailedFuture(ControlError.unavailable("pins need the offline cache: offline mode is off"))
+  }
+  public func unpin(_ kind: Pin.Kind, id: Int) throws(PinError) -> Pin? { nil }
+  public var pinProgress: [PinProgress] { [] }
+  public var pinnedCoverIDs: Set<String> { [] }
 
   public init(engine: any AudioEngine, poller: StatusPoller, idleSeconds: Int = 30) {
     self.engine = engine

@@ -1,5 +1,6 @@
 import LMSControl
 import NIOCore
+import Offline
 
 /// The control API's view of the player: online, commands go to LMS so the server stays
 /// authoritative; offline, they are applied to local playback.
@@ -19,6 +20,7 @@ public final class PlayerControl: ControlTarget {
     local = LocalCommandBackend(player: player, eventLoop: client.eventLoop)
     self.artwork = artwork
     nowPlaying = NowPlaying(artwork: artwork, snapshotPath: snapshotPath)
+    artwork?.kept = { [unowned player] in player.pinnedCoverIDs }
   }
 
   /// A cover by id (the page's URL changes with the track); waits up to 3 s for one being
@@ -62,11 +64,12 @@ public final class PlayerControl: ControlTarget {
     }
   }
 
-  /// Fetches the covers of every track in the queue view, so offline playback has art too.
+  /// Fetches the covers of every track in the queue view, then of pinned music, so offline
+  /// playback and the pins have art too.
   public func prefetchArtwork() {
     guard let artwork, player.controlMode == .online else { return }
-    for track in player.queueSnapshot?.tracks ?? [] {
-      guard let coverID = track.coverID, artwork.cached(coverID) == nil else { continue }
+    let queued = (player.queueSnapshot?.tracks ?? []).compactMap(\.coverID)
+    for coverID in queued + player.pinnedCoverIDs.sorted() where !artwork.hasImage(coverID) {
       artwork.image(coverID) { _ in }
       return  // one at a time: the next tick takes the next one
     }
@@ -98,7 +101,33 @@ public final class PlayerControl: ControlTarget {
       }
     }
     members["queue"] = .array((queue?.tracks ?? []).map { Self.describe($0, cached: player.isCached($0)) })
+    members["pins"] = .array(player.pinProgress.map(\.json))
     return .object(members)
+  }
+
+  public func pins() -> JSONValue { ["pins": .array(player.pinProgress.map(\.json))] }
+
+  public func perform(_ command: PinCommand, on loop: any EventLoop) -> EventLoopFuture<JSONValue> {
+    _ = player.controlWanted()
+    switch command {
+    case .pin(let kind, let id, let name):
+      return player.pin(kind, id: id, name: name).map(\.json).flatMapErrorThrowing { error in
+        switch error {
+        case PinError.notFound: throw ControlError.missing("\(error)")
+        case PinError.nothingPlaying: throw ControlError.badRequest("\(error)")
+        default: throw (error as? ControlError) ?? ControlError.unavailable("\(error)")
+        }
+      }
+    case .unpin(let kind, let id):
+      do throws(PinError) {
+        guard let removed = try player.unpin(kind, id: id) else {
+          return loop.makeFailedFuture(ControlError.missing("no \(kind.rawValue) \(id) is pinned"))
+        }
+        return loop.makeSucceededFuture(["unpinned": .string(removed.title)])
+      } catch {
+        return loop.makeFailedFuture(ControlError.unavailable("\(error)"))
+      }
+    }
   }
 
   public func perform(_ command: ControlCommand) -> EventLoopFuture<Void> {
@@ -118,6 +147,7 @@ public final class PlayerControl: ControlTarget {
       "index": .number(Double(track.index)), "title": .string(track.title), "artist": .string(track.artist),
       "album": .string(track.album), "duration": track.duration.map { .number($0) } ?? .null,
       "cached": .bool(cached), "coverid": track.coverID.map { .string($0) } ?? .null,
+      "id": .number(Double(track.id)), "album_id": track.albumID.map { .number(Double($0)) } ?? .null,
     ]
   }
 }

@@ -29,6 +29,8 @@ public struct CacheEntry: Equatable, Sendable {
   public var modified: Int
   /// Larger is more recent (least recently used goes first).
   public var lastUsed: Int
+  /// What the server said the file is (title, artist, album, ids), for a library built without it.
+  public var track: QueueTrack?
 
   var fileName: String { key.value + ".audio" }
 }
@@ -37,24 +39,36 @@ public struct CacheEntry: Equatable, Sendable {
 /// `index.json`, rewritten atomically after every change so a restart finds what it left.
 /// Shared by the control loop (lookups) and the download loop (additions), hence the lock; no
 /// lock is held across file I/O except the index rewrite, which is small.
+///
+/// Pinned files (the listener's, see `PinList`) are never evicted and count against their own cap,
+/// `pinCapacityBytes`; the others share `capacityBytes`, least recently used out first.
 public final class CacheStore: Sendable {
   public let directory: String
   public let capacityBytes: Int
+  public let pinCapacityBytes: Int
   private let logger: Logger
   private let state = Mutex(State())
 
   private struct State {
     var entries: [CacheKey: CacheEntry] = [:]
+    var pinned: Set<CacheKey> = []
     var clock = 0
     var writable = true
+
+    func bytes(pinned wanted: Bool) -> Int {
+      entries.values.reduce(0) { $0 + (pinned.contains($1.key) == wanted ? $1.size : 0) }
+    }
   }
 
   /// The folder's lock, held as long as the store lives (nil: the caller keeps the folder to itself).
   private let owner: FolderLock?
 
-  public init(directory: String, capacityBytes: Int, logger: Logger, owner: FolderLock? = nil) {
+  public init(
+    directory: String, capacityBytes: Int, pinCapacityBytes: Int = 0, logger: Logger, owner: FolderLock? = nil
+  ) {
     self.directory = directory
     self.capacityBytes = capacityBytes
+    self.pinCapacityBytes = pinCapacityBytes
     self.logger = logger
     self.owner = owner
   }
@@ -67,7 +81,8 @@ public final class CacheStore: Sendable {
   /// complete file the index does not list is taken in: a file gets its final name only once its
   /// download is complete and verified, so it was left by a crash before the index was written, or
   /// the index itself was lost or damaged, in which case the whole index is rebuilt from the files.
-  public func load() {
+  /// `pinned` (the saved pins' files) are spared by the eviction that follows.
+  public func load(pinned: Set<CacheKey> = []) {
     guard FileIO.makeDirectories(directory) else {
       logger.error("cannot create \(directory): caching is off")
       state.withLock { $0.writable = false }
@@ -110,6 +125,7 @@ public final class CacheStore: Sendable {
     state.withLock {
       $0.entries = entries
       $0.clock = clock
+      $0.pinned = pinned
     }
     if damaged || adopted > 0 {
       logger.notice("\(adopted) complete files the index did not list taken in")
@@ -132,6 +148,30 @@ public final class CacheStore: Sendable {
 
   public var isWritable: Bool { state.withLock { $0.writable } }
   public var totalBytes: Int { state.withLock { $0.entries.values.reduce(0) { $0 + $1.size } } }
+  public var pinnedBytes: Int { state.withLock { $0.bytes(pinned: true) } }
+
+  /// The files the listener pinned: kept whatever the LRU says. Files no longer pinned become
+  /// ordinary entries, evicted now if the cache is over its cap.
+  public func setPinned(_ keys: Set<CacheKey>) {
+    let released = state.withLock { state -> Bool in
+      defer { state.pinned = keys }
+      return !state.pinned.isSubset(of: keys)
+    }
+    if released {
+      evict(protecting: [])
+      persist()
+    }
+  }
+
+  public func isPinned(_ key: CacheKey) -> Bool { state.withLock { $0.pinned.contains(key) } }
+
+  /// Room under the pin cap for a pinned file of `bytes`.
+  public func hasPinRoom(for bytes: Int) -> Bool {
+    state.withLock { $0.bytes(pinned: true) + bytes <= pinCapacityBytes }
+  }
+
+  /// Every entry, for a library built from what the cache holds.
+  public var entries: [CacheEntry] { state.withLock { Array($0.entries.values) } }
   public var keys: Set<CacheKey> { state.withLock { Set($0.entries.keys) } }
 
   public func entry(_ key: CacheKey) -> CacheEntry? { state.withLock { $0.entries[key] } }
@@ -178,7 +218,8 @@ public final class CacheStore: Sendable {
   /// Moves a verified download into place and records it, then evicts down to the cap,
   /// sparing `protected` (the tracks about to play).
   public func add(
-    _ key: CacheKey, url: String, type: String, from partial: String, checksum: UInt64, protected: Set<CacheKey>
+    _ key: CacheKey, url: String, type: String, from partial: String, checksum: UInt64, protected: Set<CacheKey>,
+    track: QueueTrack? = nil
   ) -> Bool {
     let file = path(of: key)
     if let code = CacheFiles.rename(partial, file) {
@@ -191,7 +232,7 @@ public final class CacheStore: Sendable {
       state.clock += 1
       state.entries[key] = CacheEntry(
         key: key, url: url, type: type, size: status.size, checksum: checksum, modified: status.modified,
-        lastUsed: state.clock)
+        lastUsed: state.clock, track: track)
     }
     evict(protecting: protected.union([key]))
     persist()
@@ -204,13 +245,13 @@ public final class CacheStore: Sendable {
     persist()
   }
 
-  /// Least recently used first, until the total fits under the cap.
+  /// Least recently used first, until the files not pinned fit under the cap.
   func evict(protecting protected: Set<CacheKey>) {
     let victims = state.withLock { state -> [CacheKey] in
-      var total = state.entries.values.reduce(0) { $0 + $1.size }
+      var total = state.bytes(pinned: false)
       var victims: [CacheKey] = []
       for entry in state.entries.values.sorted(by: { $0.lastUsed < $1.lastUsed }) where total > capacityBytes {
-        guard !protected.contains(entry.key) else { continue }
+        guard !protected.contains(entry.key), !state.pinned.contains(entry.key) else { continue }
         total -= entry.size
         victims.append(entry.key)
         state.entries.removeValue(forKey: entry.key)
@@ -223,12 +264,13 @@ public final class CacheStore: Sendable {
     }
   }
 
-  /// Room for `bytes` more without evicting a protected entry.
+  /// Room for `bytes` more, not pinned, without evicting a protected entry.
   public func hasRoom(for bytes: Int, protecting protected: Set<CacheKey>) -> Bool {
     state.withLock { state in
-      let unprotected = state.entries.values.filter { !protected.contains($0.key) }.reduce(0) { $0 + $1.size }
-      let total = state.entries.values.reduce(0) { $0 + $1.size }
-      return total - unprotected + bytes <= capacityBytes
+      let kept = state.entries.values.reduce(0) { total, entry in
+        protected.contains(entry.key) && !state.pinned.contains(entry.key) ? total + entry.size : total
+      }
+      return kept + bytes <= capacityBytes
     }
   }
 
@@ -247,11 +289,13 @@ public final class CacheStore: Sendable {
 
 extension CacheEntry {
   var json: JSONValue {
-    [
+    var members: [String: JSONValue] = [
       "key": .string(key.value), "url": .string(url), "type": .string(type), "size": .number(Double(size)),
       "checksum": .string(CacheFiles.hex(checksum)), "modified": .number(Double(modified)),
       "used": .number(Double(lastUsed)),
     ]
+    if let track { members["track"] = track.json }
+    return .object(members)
   }
 
   init?(_ value: JSONValue) {
@@ -260,6 +304,7 @@ extension CacheEntry {
     else { return nil }
     self.init(
       key: CacheKey(value: key), url: value["url"]?.string ?? "", type: value["type"]?.string ?? "", size: size,
-      checksum: checksum, modified: value["modified"]?.int ?? 0, lastUsed: value["used"]?.int ?? 0)
+      checksum: checksum, modified: value["modified"]?.int ?? 0, lastUsed: value["used"]?.int ?? 0,
+      track: value["track"].flatMap { QueueTrack($0, index: 0) })
   }
 }

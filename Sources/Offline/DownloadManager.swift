@@ -37,6 +37,8 @@ public final class DownloadManager: @unchecked Sendable {
   private var active: (key: CacheKey, handle: HTTPExchangeHandle)?
   private var retryAfter: [CacheKey: NIODeadline] = [:]
   private var failures: [CacheKey: Int] = [:]
+  /// Tracks already logged as not fitting, so a plan replaced every few seconds says it once.
+  private var toldNoRoom: Set<CacheKey> = []
   private var wakeTask: Scheduled<Void>?
   /// Reported back on the control loop when a file lands in the cache.
   public var completed: (@Sendable (CacheKey) -> Void)?
@@ -77,9 +79,16 @@ public final class DownloadManager: @unchecked Sendable {
       }
       if let until = retryAfter[item.key], until > now { continue }
       guard store.isWritable else { return }
-      if let size = item.track.fileSize, !store.hasRoom(for: size, protecting: protected) {
-        logger.info("download: no room for track \(item.track.id) under the cache cap")
-        continue
+      if let size = item.track.fileSize {
+        let pinned = store.isPinned(item.key)
+        guard pinned ? store.hasPinRoom(for: size) : store.hasRoom(for: size, protecting: protected) else {
+          if toldNoRoom.insert(item.key).inserted {
+            logger.warning(
+              "download: no room for track \(item.track.id) '\(item.track.title)' (\(size) bytes) under the \(pinned ? "pin cap (--pin-size)" : "cache cap (--cache-size)")"
+            )
+          }
+          continue
+        }
       }
       start(item)
       return
@@ -121,7 +130,7 @@ public final class DownloadManager: @unchecked Sendable {
         let checksum = file.checksum ?? CacheFiles.checksum(partial),
         store.add(
           item.key, url: item.track.url, type: item.track.type, from: partial, checksum: checksum,
-          protected: Set(plan.map(\.key)))
+          protected: Set(plan.map(\.key)), track: item.track)
       {
         logger.info("download: track \(item.track.id) cached (\(size) bytes)")
         failures[item.key] = nil

@@ -15,6 +15,7 @@ extension OfflineCoordinator {
   /// resumes a saved state from the cache.
   public func start() {
     eventLoop.preconditionInEventLoop()
+    loadPins()
     let path = configuration.savedPlaybackPath
     if let path { _ = FileIO.makeDirectories(FileIO.directoryName(of: path)) }
     let saved = path.flatMap(SavedPlayback.load(from:))

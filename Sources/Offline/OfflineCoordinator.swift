@@ -79,6 +79,8 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
   /// The engine track started where the group's leader was, and the leader's origin for it.
   var joinedTrack: (track: Int, origin: Int)?
   let groupLogger: Logger
+  /// What the listener pinned (`OfflineCoordinator+Pins`).
+  var pins = PinList()
   private var shuttingDown = false
 
   public init(
@@ -340,15 +342,19 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
     return CacheKey(server: serverIdentity, url: track.url, fileSize: track.fileSize)
   }
 
+  /// The current track and the next `prefetch`, then what is pinned and not yet cached.
   func planDownloads() {
-    guard let current = machine.ledger.latest?.currentIndex ?? machine.ledger.tracks.first?.index else { return }
-    let wanted = machine.ledger.tracks.filter { $0.index >= current }.prefix(configuration.prefetch + 1)
-    let plan = wanted.compactMap { track -> PlannedDownload? in
-      guard track.isDownloadable, Codec(fileType: track.type) != nil, let key = key(for: track) else {
-        return nil
+    var plan: [PlannedDownload] = []
+    if let current = machine.ledger.latest?.currentIndex ?? machine.ledger.tracks.first?.index {
+      let wanted = machine.ledger.tracks.filter { $0.index >= current }.prefix(configuration.prefetch + 1)
+      plan = wanted.compactMap { track -> PlannedDownload? in
+        guard track.isDownloadable, Codec(fileType: track.type) != nil, let key = key(for: track) else {
+          return nil
+        }
+        return PlannedDownload(key: key, track: track)
       }
-      return PlannedDownload(key: key, track: track)
     }
+    plan += pinnedDownloads(after: Set(plan.map(\.key)))
     downloads.setPlan(plan)
   }
 

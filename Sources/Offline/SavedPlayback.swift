@@ -72,7 +72,7 @@ public struct SavedPlayback: Equatable, Sendable {
     self.init(
       server: server, playlistTimestamp: value["playlist_timestamp"]?.double, index: index, position: position,
       sampleRate: value["sample_rate"]?.int ?? 44100, trackCount: value["track_count"]?.int,
-      queue: queue.compactMap(QueueTrack.init), group: group, groupAddresses: addresses,
+      queue: queue.compactMap { QueueTrack($0) }, group: group, groupAddresses: addresses,
       playDelayMilliseconds: value["group"]?["play_delay_ms"]?.int ?? 0)
   }
 

@@ -13,16 +13,24 @@ public struct ControlClientCommand: RunnableCommand {
   public static let name = "ctl"
   public static let abstract = "Control a running slimplay through its local API."
   public static let discussion = """
-    Actions: status, play, pause, toggle, next, previous, seek SECONDS, volume 0-100.
+    Actions: status, play, pause, toggle, next, previous, seek SECONDS, volume 0-100;
+    pin album|track [ID] (the one playing without an ID), pin playlist ID|NAME,
+    unpin album|playlist|track ID, pins (each pin and how much of it is on the device).
     Online the player passes commands to the server; offline it applies them itself.
     """
-  public static let usage = "slimplay ctl <action> [<value>] [--api <addr:port>] [--token <token>] [--json]"
+  public static let usage =
+    "slimplay ctl <action> [<value>] [<id>] [--api <addr:port>] [--token <token>] [--json]"
 
   public static var positionals: [CommandPositional<ControlClientCommand>] {
     [
       CommandPositional(
-        "action", help: "status | play | pause | toggle | next | previous | seek | volume", required: true, \.action),
-      CommandPositional("value", help: "Seconds for seek, 0-100 for volume.", required: false, \.value),
+        "action", help: "status | play | pause | toggle | next | previous | seek | volume | pin | unpin | pins",
+        required: true, \.action),
+      CommandPositional(
+        "value", help: "Seconds for seek, 0-100 for volume; album, playlist or track for pin and unpin.",
+        required: false, \.value),
+      CommandPositional(
+        "id", help: "What to pin or unpin: an id (or a playlist's name).", required: false, \.target),
     ]
   }
 
@@ -38,6 +46,7 @@ public struct ControlClientCommand: RunnableCommand {
 
   var action: String?
   var value: String?
+  var target: String?
   var api = "127.0.0.1:9393"
   var token: String?
   var json = false
@@ -45,11 +54,24 @@ public struct ControlClientCommand: RunnableCommand {
   public init() {}
 
   public mutating func validate() throws {
-    let known = ["status", "play", "pause", "toggle", "next", "previous", "seek", "volume"]
+    let known = ["status", "play", "pause", "toggle", "next", "previous", "seek", "volume", "pin", "unpin", "pins"]
     let action = action ?? ""
     guard known.contains(action) else { throw UsageError("unknown action '\(action)'") }
     if action == "seek" || action == "volume" {
       guard let value, Double(value) != nil else { throw UsageError("\(action) needs a number") }
+    }
+    if action == "pin" || action == "unpin" {
+      guard let value, ["album", "playlist", "track"].contains(value) else {
+        throw UsageError("\(action) needs what: album, playlist or track")
+      }
+      if action == "unpin" || value == "playlist" {
+        guard target != nil else {
+          throw UsageError("\(action) \(value) needs an id\(value == "playlist" ? " or a name" : "")")
+        }
+      }
+      if let target, value != "playlist", Int(target) == nil {
+        throw UsageError("\(action) \(value): '\(target)' is not an id")
+      }
     }
     guard ServerAddress(parsing: api) != nil else { throw UsageError("invalid --api '\(api)'") }
   }
@@ -61,10 +83,17 @@ public struct ControlClientCommand: RunnableCommand {
     switch action {
     case "seek": body = Array(JSONValue.object(["seconds": .number(Double(value!)!)]).encoded.utf8)
     case "volume": body = Array(JSONValue.object(["value": .number(Double(value!)!.rounded())]).encoded.utf8)
+    case "pin", "unpin":
+      var parameters: [String: JSONValue] = ["kind": .string(value!)]
+      if let target {
+        parameters[Int(target) == nil ? "name" : "id"] = Int(target).map { .number(Double($0)) } ?? .string(target)
+      }
+      body = Array(JSONValue.object(parameters).encoded.utf8)
     default: break
     }
+    let reads = action == "status" || action == "pins"
     let spec = HTTPRequestSpec(
-      method: action == "status" ? .GET : .POST, host: address.host, port: address.port, path: "/api/\(action)",
+      method: reads ? .GET : .POST, host: address.host, port: address.port, path: "/api/\(action)",
       headers: token.map { [("Authorization", "Bearer \($0)")] } ?? [], body: body)
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     defer { try? group.syncShutdownGracefully() }
@@ -90,6 +119,10 @@ public struct ControlClientCommand: RunnableCommand {
       printError("error: \(reply["error"]?.string ?? "HTTP \(status)")")
     } else if action == "status" {
       print(Self.describe(reply))
+    } else if action == "pins" {
+      print(Self.describePins(reply["pins"]?.array ?? []))
+    } else if action == "pin" {
+      print(Self.describePins([reply]))
     } else {
       print("ok")
     }
@@ -115,6 +148,22 @@ public struct ControlClientCommand: RunnableCommand {
       lines.append("  \(index). [\(mark)] \(track["title"]?.string ?? "")")
     }
     return lines.joined(separator: "\n")
+  }
+
+  /// One line a pin: what it is and how much of it is on the device.
+  static func describePins(_ pins: [JSONValue]) -> String {
+    guard !pins.isEmpty else { return "nothing pinned" }
+    return pins.map { pin in
+      let megabytes = { (bytes: Int?) -> String in
+        let tenths = ((bytes ?? 0) * 10 + 524_288) / 1_048_576
+        return "\(tenths / 10).\(tenths % 10)"
+      }
+      let kind = pin["kind"]?.string ?? "?"
+      let id = pin["id"]?.int.map(String.init) ?? "?"
+      return
+        "\(kind) \(id) '\(pin["title"]?.string ?? "")': \(pin["cached_tracks"]?.int ?? 0)/\(pin["tracks"]?.int ?? 0) tracks, "
+        + "\(megabytes(pin["cached_bytes"]?.int)) of \(megabytes(pin["total_bytes"]?.int)) MB"
+    }.joined(separator: "\n")
   }
 
   static func clock(_ seconds: Double) -> String {

@@ -145,6 +145,9 @@ public struct SlimplayCommand: RunnableCommand {
         .optionalText(\.cacheDir)),
       .value("--cache-size", valueName: "MB", help: "Offline cache size cap in MB.", .integer(\.cacheSize)),
       .value(
+        "--pin-size", valueName: "MB", help: "Cap in MB on pinned music, kept besides the cache (default 4096).",
+        .integer(\.pinSize)),
+      .value(
         "--prefetch", valueName: "N", help: "Upcoming tracks kept in the offline cache besides the current one (0-15).",
         .integer(\.prefetch)),
       .value(
@@ -258,6 +261,7 @@ public struct SlimplayCommand: RunnableCommand {
   var cacheDir: String?
 
   var cacheSize: Int = 1024
+  var pinSize: Int = 4096
   var prefetch: Int = 5
 
   var lmsPort: Int?

@@ -69,8 +69,10 @@ extension Player {
     case .failure: owner = nil
     }
     let store = CacheStore(
-      directory: folder, capacityBytes: offline.cacheMegabytes << 20, logger: logger, owner: owner)
-    store.load()
+      directory: folder, capacityBytes: offline.cacheMegabytes << 20, pinCapacityBytes: offline.pinMegabytes << 20,
+      logger: logger, owner: owner)
+    // The pins first: their files are spared by the eviction that checks the cap at load.
+    store.load(pinned: PinList.load(from: PinList.path(in: folder))?.keys ?? [])
     let downloads = DownloadManager(
       eventLoop: downloadLoop, store: store, logger: logger, endpoint: { client.endpoint },
       playbackIsFilling: { engine.playbackIsFilling })

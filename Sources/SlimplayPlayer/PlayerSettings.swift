@@ -91,12 +91,14 @@ public struct PlayerSettings: Equatable, Sendable {
   }
 }
 
-/// The offline cache, handoff and resync (`--cache-dir`, `--cache-size`, `--prefetch`, `--lms-*`,
+/// The offline cache, handoff and resync (`--cache-dir`, `--cache-size`, `--pin-size`, `--prefetch`, `--lms-*`,
 /// `--no-offline`), and a sync group's time while the server is away (`--sync-port`, `--sync-key`).
 public struct OfflineSettings: Equatable, Sendable {
   public var enabled = true
   public var cacheDirectory: String?
   public var cacheMegabytes = 1024
+  /// The cap on pinned music, besides the cache's.
+  public var pinMegabytes = 4096
   public var prefetch = 5
   /// nil: the port discovery reported, else 9000.
   public var lmsPort: Int?
@@ -108,13 +110,15 @@ public struct OfflineSettings: Equatable, Sendable {
   public var syncKey: String?
 
   public init(
-    enabled: Bool = true, cacheDirectory: String? = nil, cacheMegabytes: Int = 1024, prefetch: Int = 5,
+    enabled: Bool = true, cacheDirectory: String? = nil, cacheMegabytes: Int = 1024, pinMegabytes: Int = 4096,
+    prefetch: Int = 5,
     lmsPort: Int? = nil, lmsUser: String? = nil, lmsPasswordFile: String? = nil, syncPort: Int = 3484,
     syncKey: String? = nil
   ) {
     self.enabled = enabled
     self.cacheDirectory = cacheDirectory
     self.cacheMegabytes = cacheMegabytes
+    self.pinMegabytes = pinMegabytes
     self.prefetch = prefetch
     self.lmsPort = lmsPort
     self.lmsUser = lmsUser

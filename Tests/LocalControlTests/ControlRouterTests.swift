@@ -1,6 +1,7 @@
 import LMSControl
 import NIOCore
 import NIOEmbedded
+import Offline
 import Testing
 
 @testable import LocalControl
@@ -8,7 +9,12 @@ import Testing
 private final class RecordingTarget: ControlTarget {
   let loop: any EventLoop
   var commands: [ControlCommand] = []
+  var pinCommands: [PinCommand] = []
   init(loop: any EventLoop) { self.loop = loop }
+  func perform(_ command: PinCommand, on loop: any EventLoop) -> EventLoopFuture<JSONValue> {
+    pinCommands.append(command)
+    return loop.makeSucceededFuture(["title": "Alpha"])
+  }
   func status() -> JSONValue { ["state": "online"] }
   func perform(_ command: ControlCommand) -> EventLoopFuture<Void> {
     commands.append(command)
@@ -49,6 +55,31 @@ private final class RecordingTarget: ControlTarget {
     #expect(response.status == status)
     #expect(response.body["error"]?.string?.isEmpty == false)
     #expect(target.commands.isEmpty)
+  }
+
+  @Test func pinsByKindAndIdOrName() throws {
+    let router = ControlRouter(token: nil)
+    let (response, target) = try route(router, "POST", "/api/pin", body: #"{"kind":"album","id":7}"#)
+    #expect(response == ControlResponse(status: 200, body: ["title": "Alpha"]))
+    #expect(target.pinCommands == [.pin(.album, id: 7, name: nil)])
+    #expect(try route(router, "POST", "/api/pin?kind=track").1.pinCommands == [.pin(.track, id: nil, name: nil)])
+    #expect(
+      try route(router, "POST", "/api/pin", body: #"{"kind":"playlist","name":"Road"}"#).1.pinCommands == [
+        .pin(.playlist, id: nil, name: "Road")
+      ])
+    #expect(try route(router, "POST", "/api/unpin?kind=album&id=7").1.pinCommands == [.unpin(.album, id: 7)])
+    #expect(try route(router, "GET", "/api/pins").0 == ControlResponse(status: 200, body: ["pins": []]))
+  }
+
+  @Test(arguments: [
+    "/api/pin", "/api/pin?kind=artist", "/api/pin?kind=album&id=0", "/api/pin?kind=album&id=1.5",
+    "/api/pin?kind=album&id=x", "/api/unpin?kind=album", "/api/pin?kind=album&name=Alpha",
+  ])
+  func badPinsAreRefusedWithAMessage(uri: String) throws {
+    let (response, target) = try route(ControlRouter(token: nil), "POST", uri)
+    #expect(response.status == 400)
+    #expect(response.body["error"]?.string?.isEmpty == false)
+    #expect(target.pinCommands.isEmpty)
   }
 
   @Test func theTokenIsRequiredWhenSet() throws {

@@ -140,6 +140,51 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     #expect(store.hasRoom(for: 500, protecting: [second]))
   }
 
+  @Test func pinnedFilesAreNeverEvictedAndCountAgainstTheirOwnCap() {
+    let folder = temporaryFolder()
+    defer { removeFolder(folder) }
+    let store = CacheStore(directory: folder, capacityBytes: 2500, pinCapacityBytes: 2500, logger: logger)
+    store.load()
+    let pinned = addFile(store, url: "file:///pinned", bytes: Array(repeating: 9, count: 2000))
+    store.setPinned([pinned])
+    // The pinned file is the least recently used, and the cache is over its cap but for it.
+    let first = addFile(store, url: "file:///1", bytes: Array(repeating: 1, count: 1000))
+    let second = addFile(store, url: "file:///2", bytes: Array(repeating: 2, count: 1000))
+    let third = addFile(store, url: "file:///3", bytes: Array(repeating: 3, count: 1000))
+    #expect(store.keys == [pinned, second, third])
+    #expect(store.entry(first) == nil)
+    #expect(store.pinnedBytes == 2000)
+    #expect(store.hasPinRoom(for: 500))
+    #expect(!store.hasPinRoom(for: 501))
+    // Pinned files take nothing from the cache's own room.
+    #expect(store.hasRoom(for: 1500, protecting: [second]))
+    #expect(!store.hasRoom(for: 1501, protecting: [second]))
+    // Loaded again with the cache over its cap, the pinned file stays.
+    let reloaded = CacheStore(directory: folder, capacityBytes: 1000, pinCapacityBytes: 2500, logger: logger)
+    reloaded.load(pinned: [pinned])
+    #expect(reloaded.keys == [pinned, third])
+    // Unpinned, it is an ordinary file again, and the oldest: out at once, the cache being full.
+    store.setPinned([])
+    #expect(store.keys == [second, third])
+  }
+
+  @Test func aFilesTrackRecordSurvivesARestart() {
+    let folder = temporaryFolder()
+    defer { removeFolder(folder) }
+    let store = loadedStore(folder)
+    let bytes = Array(repeating: UInt8(7), count: 700)
+    let track = QueueTrack(
+      index: 0, id: 42, title: "Song", artist: "Ann", album: "Alpha", duration: 3.5, url: "file:///a", type: "flc",
+      fileSize: bytes.count, coverID: "c0ffee", albumID: 7, trackNumber: 3, disc: 2)
+    let key = CacheKey(server: "lms:9000", url: track.url, fileSize: track.fileSize)
+    write(store.partialPath(of: key), bytes)
+    #expect(
+      store.add(
+        key, url: track.url, type: track.type, from: store.partialPath(of: key),
+        checksum: CacheFiles.checksum(store.partialPath(of: key))!, protected: [], track: track))
+    #expect(loadedStore(folder).entry(key)?.track == track)
+  }
+
   @Test func savedPlaybackRoundTrips() throws {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }

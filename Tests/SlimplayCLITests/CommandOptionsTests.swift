@@ -79,8 +79,28 @@ import Testing
     #expect(throws: CommandLineError.usage("Missing expected argument '<action>'")) {
       try ControlClientCommand.parse(["--json"])
     }
-    #expect(throws: CommandLineError.usage("Unexpected argument 'c'")) {
-      try ControlClientCommand.parse(["a", "b", "c"])
+    #expect(throws: CommandLineError.usage("Unexpected argument 'd'")) {
+      try ControlClientCommand.parse(["a", "b", "c", "d"])
+    }
+    let pin = try ControlClientCommand.parse(["pin", "playlist", "Road"])
+    #expect(pin.value == "playlist")
+    #expect(pin.target == "Road")
+  }
+
+  @Test(arguments: [
+    (["pin", "album"], nil), (["pin", "track", "12"], nil), (["pin", "playlist", "Road"], nil),
+    (["unpin", "playlist", "4"], nil), (["pins"], nil), (["pin"], "pin needs what: album, playlist or track"),
+    (["pin", "artist", "3"], "pin needs what: album, playlist or track"),
+    (["pin", "playlist"], "pin playlist needs an id or a name"), (["unpin", "album"], "unpin album needs an id"),
+    (["pin", "album", "Alpha"], "pin album: 'Alpha' is not an id"),
+  ])
+  func pinArguments(arguments: [String], error: String?) throws {
+    var command = try ControlClientCommand.parse(arguments)
+    if let error {
+      let thrown = #expect(throws: UsageError.self) { try command.validate() }
+      #expect(thrown?.description == error)
+    } else {
+      try command.validate()
     }
   }
 

@@ -1,0 +1,139 @@
+import LMSControl
+import NIOCore
+import Support
+
+/// Why a pin was refused.
+public enum PinError: Error, Equatable, CustomStringConvertible {
+  /// Pins are read from the server: it must be there.
+  case serverAway
+  /// No id given and nothing playing to take it from.
+  case nothingPlaying(Pin.Kind)
+  case notFound(Pin.Kind, String)
+  case server(String)
+  case cannotSave(String)
+
+  public var description: String {
+    switch self {
+    case .serverAway: "the server is away: pins are made while it is there"
+    case .nothingPlaying(let kind): "no \(kind.rawValue) given and nothing playing to take it from"
+    case .notFound(let kind, let what): "the server has no \(kind.rawValue) \(what)"
+    case .server(let reason): "the server did not answer: \(reason)"
+    case .cannotSave(let reason): "cannot save the pins: \(reason)"
+    }
+  }
+}
+
+/// Pins: albums, saved playlists and tracks the listener keeps on the device. Their tracks are
+/// read from the server when pinned, downloaded after the queue's (`planDownloads`), kept out of
+/// the cache's eviction and counted against the pin cap (`CacheStore`); the list lives in
+/// `pins.json` beside the cache index, so it survives restarts with the files it names.
+extension OfflineCoordinator {
+  var pinsPath: String { PinList.path(in: store.directory) }
+
+  /// At start: the pins saved, their files marked as kept.
+  func loadPins() {
+    guard let saved = PinList.load(from: pinsPath) else { return }
+    pins = saved
+    store.setPinned(pins.keys)
+    logger.info("pins: \(pins.pins.count) (\(pins.keys.count) tracks)")
+  }
+
+  /// Pins the album, playlist or track `id` (nil: the one heard now; a playlist may be named).
+  public func pin(_ kind: Pin.Kind, id: Int?, name: String? = nil) -> EventLoopFuture<PinProgress> {
+    guard machine.isConnected, let server = client.endpoint?.identity else {
+      return eventLoop.makeFailedFuture(PinError.serverAway)
+    }
+    let resolvedID: EventLoopFuture<Int>
+    if let id {
+      resolvedID = eventLoop.makeSucceededFuture(id)
+    } else if kind == .playlist, let name {
+      resolvedID = client.request(PinResolver.playlistsQuery).flatMapErrorThrowing { throw PinError.server("\($0)") }
+        .flatMapThrowing { reply in
+          guard let id = PinResolver.playlistID(named: name, in: reply) else {
+            throw PinError.notFound(kind, "'\(name)'")
+          }
+          return id
+        }
+    } else if let heard = heardTrack(), let id = kind == .album ? heard.albumID : kind == .track ? heard.id : nil {
+      resolvedID = eventLoop.makeSucceededFuture(id)
+    } else {
+      return eventLoop.makeFailedFuture(PinError.nothingPlaying(kind))
+    }
+    return resolvedID.flatMap { [self] id in
+      client.request(PinResolver.query(kind, id: id)).flatMapErrorThrowing { throw PinError.server("\($0)") }
+        .flatMapThrowing { [self] reply in
+          guard let pin = PinResolver.pin(kind, id: id, server: server, reply: reply) else {
+            throw PinError.notFound(kind, "\(id)")
+          }
+          try keep(pin)
+          return progress(of: pin)
+        }
+    }
+  }
+
+  private func keep(_ pin: Pin) throws(PinError) {
+    var updated = pins
+    updated.add(pin)
+    do {
+      try updated.save(to: pinsPath)
+    } catch {
+      throw .cannotSave("\(error)")
+    }
+    pins = updated
+    store.setPinned(pins.keys)
+    logger.notice("pins: \(pin.kind.rawValue) '\(pin.title)' pinned (\(pin.tracks.count) tracks)")
+    planDownloads()
+  }
+
+  /// Unpins; its files stay cached as ordinary entries (evicted as the cache needs room). Pins
+  /// can be removed with the server away.
+  public func unpin(_ kind: Pin.Kind, id: Int) throws(PinError) -> Pin? {
+    var updated = pins
+    guard
+      let server = serverIdentity ?? client.endpoint?.identity
+        ?? pins.pins.first(where: { $0.kind == kind && $0.id == id })?.server,
+      let removed = updated.remove(kind: kind, id: id, server: server)
+    else { return nil }
+    do {
+      try updated.save(to: pinsPath)
+    } catch {
+      throw .cannotSave("\(error)")
+    }
+    pins = updated
+    store.setPinned(pins.keys)
+    logger.notice("pins: \(kind.rawValue) '\(removed.title)' unpinned")
+    planDownloads()
+    return removed
+  }
+
+  public var pinProgress: [PinProgress] {
+    pins.pins.map(progress(of:))
+  }
+
+  func progress(of pin: Pin) -> PinProgress {
+    PinProgress(pin: pin) { [store] key in store.entry(key)?.size }
+  }
+
+  /// The covers of pinned music, kept with it.
+  public var pinnedCoverIDs: Set<String> {
+    Set(pins.pins.flatMap { $0.tracks.compactMap(\.coverID) })
+  }
+
+  /// The pinned tracks of the current server not cached yet, less those already planned.
+  func pinnedDownloads(after planned: Set<CacheKey>) -> [PlannedDownload] {
+    guard let server = serverIdentity ?? client.endpoint?.identity else { return [] }
+    var planned = planned
+    return pins.plannedTracks.compactMap { key, track, pinServer in
+      guard pinServer == server, Codec(fileType: track.type) != nil, store.entry(key) == nil,
+        planned.insert(key).inserted
+      else { return nil }
+      return PlannedDownload(key: key, track: track)
+    }
+  }
+
+  /// The queue entry heard now, or LMS's current one.
+  func heardTrack() -> QueueTrack? {
+    let index = heardQueuePosition()?.index ?? machine.ledger.latest?.currentIndex
+    return index.flatMap { machine.ledger.track(at: $0) }
+  }
+}

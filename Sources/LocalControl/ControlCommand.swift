@@ -114,3 +114,42 @@ public enum PinCommand: Equatable, Sendable {
     }
   }
 }
+
+/// `POST /api/queue/<play|add|remove|move>`: the listener's queue edits, with library tracks by
+/// their cache key or a library album by its id.
+public enum QueueCommand: Equatable, Sendable {
+  public enum Music: Equatable, Sendable {
+    case album(String)
+    case tracks([String])
+  }
+
+  /// The queue becomes this music, from its entry `start`.
+  case play(Music, start: Int)
+  case add(Music)
+  case remove(index: Int)
+  case move(from: Int, to: Int)
+
+  public init?(name: String, parameters: [String: JSONValue]) throws(ControlError) {
+    let entry = { (key: String) throws(ControlError) -> Int in
+      guard let value = parameters[key]?.double, value == value.rounded(), value >= 0, value < 1e9 else {
+        throw .badRequest("\(name) needs '\(key)', a queue entry (from 0)")
+      }
+      return Int(value)
+    }
+    let music = { () throws(ControlError) -> Music in
+      if let album = parameters["album"]?.string, !album.isEmpty { return .album(album) }
+      let keys = (parameters["tracks"]?.array ?? []).compactMap(\.string)
+      guard !keys.isEmpty, keys.count == parameters["tracks"]?.array?.count else {
+        throw .badRequest("\(name) needs 'album' (an album id) or 'tracks' (track keys)")
+      }
+      return .tracks(keys)
+    }
+    switch name {
+    case "queue/play": self = .play(try music(), start: parameters["start"] == nil ? 0 : try entry("start"))
+    case "queue/add": self = .add(try music())
+    case "queue/remove": self = .remove(index: try entry("index"))
+    case "queue/move": self = .move(from: try entry("from"), to: try entry("to"))
+    default: return nil
+    }
+  }
+}

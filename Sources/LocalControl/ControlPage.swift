@@ -1,5 +1,6 @@
-/// The page at `/`: now playing, controls, volume, the queue and the pins, live through
-/// server-sent events. One self-contained document: no build step, no external assets.
+/// The page at `/`: now playing, controls, volume, the queue, the pins and the library (what the
+/// device holds, searchable, playable without the server), live through server-sent events. One
+/// self-contained document: no build step, no external assets.
 enum ControlPage {
   static let html = #"""
     <!doctype html>
@@ -31,6 +32,11 @@ enum ControlPage {
       #state { font-size: .8rem; opacity: .6; }
       button.small { font-size: .8rem; min-width: 0; min-height: 2rem; padding: 0 .6rem; margin-left: .4rem; }
       #pins li { margin: .3rem 0; }
+      #search { width: 100%; font-size: 1rem; padding: .5rem; box-sizing: border-box; border-radius: .4rem;
+                border: 1px solid #8886; background: transparent; color: inherit; }
+      .album { display: flex; gap: .6rem; align-items: center; margin: .5rem 0; cursor: pointer; }
+      .album img { width: 3rem; height: 3rem; object-fit: cover; border-radius: .3rem; background: #8884; }
+      .tracks li { margin: .25rem 0; }
       .size { font-size: .8rem; opacity: .7; }
     </style>
     </head>
@@ -52,6 +58,9 @@ enum ControlPage {
     <ol id="queue"></ol>
     <h2>Pinned</h2>
     <ul id="pins"><li>Nothing pinned</li></ul>
+    <h2>On this device</h2>
+    <input id="search" type="search" placeholder="Search albums, artists, tracks" aria-label="Search the library">
+    <div id="library"></div>
     <p id="state"></p>
     <script>
     "use strict";
@@ -116,6 +125,8 @@ enum ControlPage {
         if (online && track.id > 0 && !pinned.has("track/" + track.id)) {
           item.append(button("Pin", "Keep this track on the device", () => send("pin", { kind: "track", id: track.id })));
         }
+        if (track.index > 0) item.append(button("Up", "Move up", () => send("queue/move", { from: track.index, to: track.index - 1 })));
+        item.append(button("Remove", "Remove from the queue", () => send("queue/remove", { index: track.index })));
         return item;
       }));
       const pins = status.pins || [];
@@ -139,6 +150,67 @@ enum ControlPage {
       else { art.removeAttribute("src"); art.style.visibility = "hidden"; }
     }
     $("art").onerror = () => showArt(null);
+    // The library: albums (or what a search finds); an album opens to its tracks. Only the view
+    // asked for last is shown (a search typed on must not replace the album opened meanwhile).
+    let libraryView = 0;
+    let searchTimer = null;
+    async function library(query) {
+      const view = ++libraryView;
+      const reply = await fetch(withToken("/api/library" + query));
+      const found = reply.ok ? await reply.json() : null;
+      return view === libraryView ? { found } : null;
+    }
+    function trackItem(track, playAll, index) {
+      const item = document.createElement("li");
+      item.textContent = (track.tracknum ? track.tracknum + ". " : "") + track.title + (track.artist ? " — " + track.artist : "");
+      item.append(button("Play", "Play from here", () => send("queue/play", { ...playAll, start: index })),
+                  button("Add", "Add to the queue", () => send("queue/add", { tracks: [track.key] })));
+      return item;
+    }
+    function albumRow(album) {
+      const row = document.createElement("div");
+      row.className = "album";
+      const cover = document.createElement("img");
+      cover.alt = "";
+      if (album.coverid) cover.src = withToken("/api/artwork/" + album.coverid);
+      const text = document.createElement("span");
+      text.textContent = album.title + " — " + album.artist + " (" + album.tracks + ")";
+      row.append(cover, text);
+      row.onclick = () => showAlbum(album.id);
+      return row;
+    }
+    async function showAlbum(id) {
+      clearTimeout(searchTimer);
+      const answer = await library("?album=" + encodeURIComponent(id));
+      if (!answer || !answer.found) return;
+      const album = answer.found;
+      const list = document.createElement("ol");
+      list.className = "tracks";
+      const all = { album: album.id };
+      list.append(...album.tracks.map((track, index) => trackItem(track, all, index)));
+      $("library").replaceChildren(albumRow({ ...album, tracks: album.tracks.length }),
+        button("Play album", "Play the album", () => send("queue/play", all)),
+        button("Add album", "Add the album to the queue", () => send("queue/add", all)), list);
+    }
+    async function showLibrary() {
+      const text = $("search").value.trim();
+      const answer = await library(text ? "?q=" + encodeURIComponent(text) : "");
+      if (!answer) return;
+      const found = answer.found;
+      if (!found) { $("library").replaceChildren(); return; }
+      const nodes = found.albums.map(albumRow);
+      if (found.tracks && found.tracks.length) {
+        const list = document.createElement("ol");
+        list.className = "tracks";
+        const keys = { tracks: found.tracks.map(track => track.key) };
+        list.append(...found.tracks.map((track, index) => trackItem(track, keys, index)));
+        nodes.push(list);
+      }
+      if (!nodes.length) nodes.push(Object.assign(document.createElement("p"), { textContent: text ? "Nothing found" : "Nothing cached yet" }));
+      $("library").replaceChildren(...nodes);
+    }
+    $("search").oninput = () => { clearTimeout(searchTimer); searchTimer = setTimeout(showLibrary, 200); };
+    showLibrary();
     const events = new EventSource(withToken("/api/events"));
     events.addEventListener("status", e => render(JSON.parse(e.data)));
     </script>

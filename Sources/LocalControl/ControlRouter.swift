@@ -17,6 +17,9 @@ public protocol ControlTarget: AnyObject {
   func pins() -> JSONValue
   /// Pins or unpins; answers with the pin.
   func perform(_ command: PinCommand, on loop: any EventLoop) -> EventLoopFuture<JSONValue>
+  /// `GET /api/library`: every album (`?album=ID`: one with its tracks; `?q=text`: a search).
+  func library(query: [String: String]) -> JSONValue?
+  func perform(_ command: QueueCommand, on loop: any EventLoop) -> EventLoopFuture<Void>
 }
 
 extension ControlTarget {
@@ -25,6 +28,10 @@ extension ControlTarget {
   public func pins() -> JSONValue { ["pins": []] }
   public func perform(_ command: PinCommand, on loop: any EventLoop) -> EventLoopFuture<JSONValue> {
     loop.makeFailedFuture(ControlError.unavailable("this player keeps no pins"))
+  }
+  public func library(query: [String: String]) -> JSONValue? { nil }
+  public func perform(_ command: QueueCommand, on loop: any EventLoop) -> EventLoopFuture<Void> {
+    loop.makeFailedFuture(ControlError.unavailable("this player has no library"))
   }
 }
 
@@ -86,8 +93,17 @@ public struct ControlRouter: Sendable {
           .nonisolated()
       case ("GET", "/api/pins"):
         return loop.makeSucceededFuture(ControlResponse(status: 200, body: target.pins()))
+      case ("GET", "/api/library"):
+        guard let library = target.library(query: request.query.mapValues(Self.percentDecoded)) else {
+          throw .missing(request.query["album"].map { "no album \($0) in the library" } ?? "this player has no library")
+        }
+        return loop.makeSucceededFuture(ControlResponse(status: 200, body: library))
       case ("POST", let path) where path.hasPrefix("/api/"):
         let name = String(path.dropFirst(5))
+        if let command = try QueueCommand(name: name, parameters: parameters(of: request)) {
+          return target.perform(command, on: loop).map { ControlResponse(status: 200, body: ["ok": true]) }
+            .flatMapErrorThrowing { error in ControlResponse((error as? ControlError) ?? .unavailable("\(error)")) }
+        }
         if let command = try PinCommand(name: name, parameters: parameters(of: request)) {
           return target.perform(command, on: loop).map { ControlResponse(status: 200, body: $0) }
             .flatMapErrorThrowing { error in ControlResponse((error as? ControlError) ?? .unavailable("\(error)")) }
@@ -132,6 +148,23 @@ public struct ControlRouter: Sendable {
       difference |= left ^ right
     }
     return difference == 0
+  }
+
+  /// `%xx` escapes and `+` (a form's space) decoded; a malformed escape is kept as it is.
+  static func percentDecoded(_ text: String) -> String {
+    var bytes: [UInt8] = []
+    var input = Array(text.utf8)[...]
+    while let byte = input.popFirst() {
+      if byte == UInt8(ascii: "%"), input.count >= 2,
+        let value = UInt8(String(decoding: input.prefix(2), as: UTF8.self), radix: 16)
+      {
+        bytes.append(value)
+        input = input.dropFirst(2)
+      } else {
+        bytes.append(byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+      }
+    }
+    return String(decoding: bytes, as: UTF8.self)
   }
 
   /// Query parameters, overridden by a JSON object body.

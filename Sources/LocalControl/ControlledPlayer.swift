@@ -39,6 +39,10 @@ public protocol ControlledPlayer: AnyObject {
   var pinProgress: [PinProgress] { get }
   /// The covers of pinned music, kept with it.
   var pinnedCoverIDs: Set<String> { get }
+  /// What the cache holds (nil: no cache).
+  func offlineLibrary() -> OfflineLibrary?
+  /// A queue edit: LMS's command online, the player's own queue offline.
+  func edit(_ edit: QueueEdit) -> EventLoopFuture<Void>
 }
 
 /// Where a command is carried out.
@@ -77,6 +81,8 @@ extension OfflineCoordinator: ControlledPlayer {
     case .resyncing, .followingGroup, .checkingGroupStream, .checkingServer: .resyncing
     }
   }
+
+  public func offlineLibrary() -> OfflineLibrary? { library }
 
   /// The coordinator polls LMS whenever it is connected: its view is always current.
   public func controlWanted() -> EventLoopFuture<Void> { client.eventLoop.makeSucceededVoidFuture() }

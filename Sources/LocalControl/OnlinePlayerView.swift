@@ -38,6 +38,10 @@ public final class OnlinePlayerView: ControlledPlayer {
   public func unpin(_ kind: Pin.Kind, id: Int) throws(PinError) -> Pin? { nil }
   public var pinProgress: [PinProgress] { [] }
   public var pinnedCoverIDs: Set<String> { [] }
+  public func offlineLibrary() -> OfflineLibrary? { nil }
+  public func edit(_ edit: QueueEdit) -> EventLoopFuture<Void> {
+    eventLoop.makeFailedFuture(ControlError.unavailable("the library needs the offline cache: offline mode is off"))
+  }
 
   public init(engine: any AudioEngine, poller: StatusPoller, idleSeconds: Int = 30) {
     self.engine = engine

@@ -107,6 +107,52 @@ public final class PlayerControl: ControlTarget {
 
   public func pins() -> JSONValue { ["pins": .array(player.pinProgress.map(\.json))] }
 
+  public func library(query: [String: String]) -> JSONValue? {
+    guard let library = player.offlineLibrary() else { return nil }
+    if let id = query["album"] { return library.album(id: id)?.json }
+    if let text = query["q"] {
+      let found = library.search(text)
+      return ["albums": .array(found.albums.map(\.summary)), "tracks": .array(found.tracks.map(\.json))]
+    }
+    return ["albums": .array(library.albums.map(\.summary)), "track_count": .number(Double(library.trackCount))]
+  }
+
+  public func perform(_ command: QueueCommand, on loop: any EventLoop) -> EventLoopFuture<Void> {
+    _ = player.controlWanted()
+    let edit: QueueEdit
+    do throws(ControlError) {
+      switch command {
+      case .play(let music, let start): edit = .replace(try tracks(of: music), startAt: start)
+      case .add(let music): edit = .append(try tracks(of: music))
+      case .remove(let index): edit = .remove(index: index)
+      case .move(let from, let to): edit = .move(from: from, to: to)
+      }
+    } catch {
+      return loop.makeFailedFuture(error)
+    }
+    return player.edit(edit).flatMapErrorThrowing { error in
+      switch error {
+      case QueueEditError.noSuchEntry: throw ControlError.badRequest("\(error)")
+      default: throw (error as? ControlError) ?? ControlError.unavailable("\(error)")
+      }
+    }
+  }
+
+  /// The library's tracks for an album id or track keys.
+  private func tracks(of music: QueueCommand.Music) throws(ControlError) -> [QueueTrack] {
+    guard let library = player.offlineLibrary() else { throw .unavailable("this player has no library") }
+    switch music {
+    case .album(let id):
+      guard let album = library.album(id: id) else { throw .missing("no album \(id) in the library") }
+      return album.tracks.map(\.record)
+    case .tracks(let keys):
+      return try keys.map { key throws(ControlError) in
+        guard let track = library.track(key: key) else { throw .missing("no track \(key) in the library") }
+        return track.record
+      }
+    }
+  }
+
   public func perform(_ command: PinCommand, on loop: any EventLoop) -> EventLoopFuture<JSONValue> {
     _ = player.controlWanted()
     switch command {

@@ -31,6 +31,8 @@ public struct CacheEntry: Equatable, Sendable {
   public var lastUsed: Int
   /// What the server said the file is (title, artist, album, ids), for a library built without it.
   public var track: QueueTrack?
+  /// The server it came from (`LMSEndpoint.identity`, what its key was made with).
+  public var server: String?
 
   var fileName: String { key.value + ".audio" }
 }
@@ -172,6 +174,14 @@ public final class CacheStore: Sendable {
 
   /// Every entry, for a library built from what the cache holds.
   public var entries: [CacheEntry] { state.withLock { Array($0.entries.values) } }
+
+  /// The entry that records `track` (its file and size), whatever server's key it has: a player
+  /// started without its server learns from it which server its cache belongs to.
+  public func entry(recording track: QueueTrack) -> CacheEntry? {
+    state.withLock { state in
+      state.entries.values.first { $0.track?.url == track.url && $0.track?.fileSize == track.fileSize }
+    }
+  }
   public var keys: Set<CacheKey> { state.withLock { Set($0.entries.keys) } }
 
   public func entry(_ key: CacheKey) -> CacheEntry? { state.withLock { $0.entries[key] } }
@@ -219,7 +229,7 @@ public final class CacheStore: Sendable {
   /// sparing `protected` (the tracks about to play).
   public func add(
     _ key: CacheKey, url: String, type: String, from partial: String, checksum: UInt64, protected: Set<CacheKey>,
-    track: QueueTrack? = nil
+    track: QueueTrack? = nil, server: String? = nil
   ) -> Bool {
     let file = path(of: key)
     if let code = CacheFiles.rename(partial, file) {
@@ -232,7 +242,7 @@ public final class CacheStore: Sendable {
       state.clock += 1
       state.entries[key] = CacheEntry(
         key: key, url: url, type: type, size: status.size, checksum: checksum, modified: status.modified,
-        lastUsed: state.clock, track: track)
+        lastUsed: state.clock, track: track, server: server)
     }
     evict(protecting: protected.union([key]))
     persist()
@@ -295,6 +305,7 @@ extension CacheEntry {
       "used": .number(Double(lastUsed)),
     ]
     if let track { members["track"] = track.json }
+    if let server { members["server"] = .string(server) }
     return .object(members)
   }
 
@@ -305,6 +316,6 @@ extension CacheEntry {
     self.init(
       key: CacheKey(value: key), url: value["url"]?.string ?? "", type: value["type"]?.string ?? "", size: size,
       checksum: checksum, modified: value["modified"]?.int ?? 0, lastUsed: value["used"]?.int ?? 0,
-      track: value["track"].flatMap { QueueTrack($0, index: 0) })
+      track: value["track"].flatMap { QueueTrack($0, index: 0) }, server: value["server"]?.string)
   }
 }

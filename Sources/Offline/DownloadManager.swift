@@ -12,10 +12,13 @@ import Support
 public struct PlannedDownload: Equatable, Sendable {
   public var key: CacheKey
   public var track: QueueTrack
+  /// The server the key was made for (`LMSEndpoint.identity`), recorded with the file.
+  public var server: String?
 
-  public init(key: CacheKey, track: QueueTrack) {
+  public init(key: CacheKey, track: QueueTrack, server: String? = nil) {
     self.key = key
     self.track = track
+    self.server = server
   }
 }
 
@@ -130,7 +133,7 @@ public final class DownloadManager: @unchecked Sendable {
         let checksum = file.checksum ?? CacheFiles.checksum(partial),
         store.add(
           item.key, url: item.track.url, type: item.track.type, from: partial, checksum: checksum,
-          protected: Set(plan.map(\.key)), track: item.track)
+          protected: Set(plan.map(\.key)), track: item.track, server: item.server)
       {
         logger.info("download: track \(item.track.id) cached (\(size) bytes)")
         failures[item.key] = nil

@@ -127,7 +127,7 @@ extension OfflineCoordinator {
       guard pinServer == server, Codec(fileType: track.type) != nil, store.entry(key) == nil,
         planned.insert(key).inserted
       else { return nil }
-      return PlannedDownload(key: key, track: track)
+      return PlannedDownload(key: key, track: track, server: server)
     }
   }
 

@@ -115,7 +115,12 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
   public var maximumSampleRate: Int { engine.maximumSampleRate }
   public var streamHealth: StreamHealth {
     var health = engine.streamHealth
-    guard machine.state == .online else { return health }
+    // Handing back, the player waits on the server's next track as it does online: a link lost
+    // then must not leave the cached queue waiting until the output runs dry.
+    switch machine.state {
+    case .online, .handingBack: break
+    default: return health
+    }
     // Looked up only while the player waits on the server: this is asked twice a second.
     if health.stalledSeconds != nil, let source = engine.state().decoding, !source.fromCache,
       let track = machine.queueTrack(of: source.trackID)
@@ -338,6 +343,8 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
 
   func key(for track: QueueTrack) -> CacheKey? {
     if let endpoint = client.endpoint { serverIdentity = endpoint.identity }
+    // Started without its server and with no saved state: the cache says which server it holds.
+    if serverIdentity == nil, let server = store.entry(recording: track)?.server { serverIdentity = server }
     guard let serverIdentity else { return nil }
     return CacheKey(server: serverIdentity, url: track.url, fileSize: track.fileSize)
   }
@@ -351,7 +358,7 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
         guard track.isDownloadable, Codec(fileType: track.type) != nil, let key = key(for: track) else {
           return nil
         }
-        return PlannedDownload(key: key, track: track)
+        return PlannedDownload(key: key, track: track, server: serverIdentity)
       }
     }
     plan += pinnedDownloads(after: Set(plan.map(\.key)))

@@ -181,8 +181,10 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     #expect(
       store.add(
         key, url: track.url, type: track.type, from: store.partialPath(of: key),
-        checksum: CacheFiles.checksum(store.partialPath(of: key))!, protected: [], track: track))
-    #expect(loadedStore(folder).entry(key)?.track == track)
+        checksum: CacheFiles.checksum(store.partialPath(of: key))!, protected: [], track: track, server: "lms:9000"))
+    let reloaded = loadedStore(folder)
+    #expect(reloaded.entry(key)?.track == track)
+    #expect(reloaded.entry(recording: track)?.server == "lms:9000")
   }
 
   @Test func savedPlaybackRoundTrips() throws {

@@ -140,6 +140,36 @@ import Testing
     #expect(rig.engine.calls == [expected])
   }
 
+  /// Handed back after an outage, the cached copy played the heard track to its end and the
+  /// server's next track is late: the cache can go on, so a lost link is noticed before the
+  /// output runs dry (the starving rule), as online.
+  @Test(arguments: [true, false])
+  func handingBackALateNextTrackThatIsCachedCountsAsStarving(handingBack: Bool) throws {
+    let rig = try Rig(saved: nil)
+    defer { rig.close() }
+    rig.run { coordinator in
+      coordinator.serverIdentity = OfflineCoordinatorTests.server
+      coordinator.machine.ledger.record(
+        LMSStatus(mode: .play, currentIndex: 0, trackCount: 3, tracks: OfflineCoordinatorTests.queue))
+    }
+    rig.engineSays(.trackCreated(id: 1))
+    rig.run { coordinator in
+      if handingBack {
+        coordinator.machine.state = .handingBack(.init(engineTrack: 1, queueIndex: 0, requestedSeconds: 100))
+      } else {
+        coordinator.machine.state = .resyncing(.init(engineTrack: 1, queueIndex: 0, requestedSeconds: 100))
+      }
+      let now = MonotonicClock.nanoseconds()
+      coordinator.nextTrackWait.trackStarted(1, at: now - 30_000_000_000)
+      coordinator.nextTrackWait.trackDecoded(1, at: now - 2_000_000_000)
+    }
+    rig.engine.health = StreamHealth(playingWithoutStream: true)
+    let health = rig.run { $0.streamHealth }
+    // Resyncing, the server has not taken over yet: nothing is awaited from it.
+    #expect(health.cacheCanContinue == handingBack)
+    #expect((health.waitingForNextTrackSeconds ?? 0) >= (handingBack ? 2 : 0))
+  }
+
   @Test func offlineTheListenersCommandsDriveTheEngine() throws {
     let rig = try Rig(saved: Self.saved)
     defer { rig.close() }
@@ -205,6 +235,8 @@ final class FakeEngine: AudioEngine, @unchecked Sendable {
   func trackProgress() -> [TrackProgress] { [] }
   var isPlaying: Bool { playing }
   var streamStalledSeconds: Double? { nil }
+  var health = StreamHealth()
+  var streamHealth: StreamHealth { health }
   func continueTrack(_ id: Int, from source: LocalSource) -> Bool {
     record(.continueTrack(id: id, path: source.path))
     return true

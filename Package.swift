@@ -192,6 +192,7 @@ let package = Package(
         "Decoders",
         "LMSControl",
         "LocalControl",
+        "Offline",
         "Playback",
         "Resampling",
         "SlimConnection",

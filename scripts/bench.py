@@ -926,7 +926,8 @@ def markdown(rows: list[dict]) -> str:
 
 # --- main ---------------------------------------------------------------------------------------
 
-PARTS = ("real", "quota", "memory", "sizes", "idle", "startup", "playing", "radio", "throughput", "callgrind")
+PARTS = ("real", "quota", "memory", "sizes", "idle", "startup", "playing", "radio", "throughput", "callgrind",
+         "pinned")
 REAL_PARTS = {"real", "quota", "memory"}
 
 
@@ -1039,6 +1040,14 @@ def main() -> None:
     try:
         if "sizes" in parts:
             results["sizes"] = bench.sizes()
+        if "pinned" in parts:
+            # slimplay alone: idle with 5 GB pinned and 5,000 cached tracks against an empty cache,
+            # and its library API's answers over that cache (scripts/pinned_footprint.py).
+            import pinned_footprint
+
+            progress("pinned: making a cache of 5,000 tracks, 5 GB pinned (sparse files)")
+            results["pinned"] = pinned_footprint.run(args.slimplay, bench.work / "pinned", runs=args.runs)
+            print("\n".join(pinned_footprint.summary(results["pinned"])), flush=True)
         if "idle" in parts:
             results["idle"] = {p: [] for p in PLAYERS}
             for i in range(args.runs):

@@ -82,8 +82,9 @@ public final class LMSClient: @unchecked Sendable {
 
   public var endpoint: LMSEndpoint? { endpointSource() }
 
-  /// Sends one command for this player; succeeds with the reply's `result` object.
-  public func request(_ command: [JSONValue]) -> EventLoopFuture<JSONValue> {
+  /// Sends one command for this player (`asPlayer` false: for the server alone, which LMS answers
+  /// whether or not it knows the player); succeeds with the reply's `result` object.
+  public func request(_ command: [JSONValue], asPlayer: Bool = true) -> EventLoopFuture<JSONValue> {
     let promise = eventLoop.makePromise(of: JSONValue.self)
     guard let endpoint = endpointSource() else {
       promise.fail(LMSError.transport(.cannotConnect("no server")))
@@ -91,7 +92,8 @@ public final class LMSClient: @unchecked Sendable {
     }
     let id: Int = eventLoop.inEventLoop ? takeID() : 1
     let body: JSONValue = [
-      "id": .number(Double(id)), "method": "slim.request", "params": [.string(playerID), .array(command)],
+      "id": .number(Double(id)), "method": "slim.request",
+      "params": [.string(asPlayer ? playerID : ""), .array(command)],
     ]
     let spec = HTTPRequestSpec(
       method: .POST, host: endpoint.host, port: endpoint.port, path: "/jsonrpc.js",

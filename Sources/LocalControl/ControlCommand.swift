@@ -84,6 +84,13 @@ public enum ControlError: Error, Equatable, CustomStringConvertible {
   }
 }
 
+/// `POST /api/return` and `POST /api/stay-offline`: the listener's answer when the server is back
+/// (`--return-to-server ask`).
+public enum ServerChoice: String, Equatable, Sendable {
+  case returnToServer = "return"
+  case stayOffline = "stay-offline"
+}
+
 /// `POST /api/pin` and `POST /api/unpin`: what to keep on the device, or to keep no longer.
 public enum PinCommand: Equatable, Sendable {
   /// An album, playlist or track by id; without one, the album or track heard now, or a

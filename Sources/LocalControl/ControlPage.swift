@@ -42,6 +42,8 @@ enum ControlPage {
     </head>
     <body>
     <div id="banner" role="status"></div>
+    <div id="return" hidden><span id="return-text">Server is back</span>
+      <button id="return-now" class="small">Return</button> <button id="stay" class="small">Stay offline</button></div>
     <img id="art" alt="">
     <h1 id="title">Nothing playing</h1>
     <p id="artist"></p>
@@ -73,6 +75,8 @@ enum ControlPage {
       const reply = await fetch(withToken("/api/" + command), { method: "POST", body: JSON.stringify(body || {}) });
       if (!reply.ok) { const e = await reply.json().catch(() => ({})); $("state").textContent = e.error || reply.statusText; }
     }
+    $("return-now").onclick = () => send("return");
+    $("stay").onclick = () => send("stay-offline");
     $("previous").onclick = () => send("previous");
     $("toggle").onclick = () => send("toggle");
     $("next").onclick = () => send("next");
@@ -89,6 +93,12 @@ enum ControlPage {
       const banner = $("banner");
       banner.className = status.state;
       banner.style.display = status.state === "online" ? "none" : "block";
+      const choice = status.server_return;
+      $("return").hidden = !(choice && choice.server_back);
+      if (choice) {
+        $("return-text").textContent = choice.stayed ? "Staying offline; the server is there" : "Server is back:";
+        $("stay").hidden = choice.stayed;
+      }
       banner.textContent = status.state === "offline" ? "Offline: playing from the cache"
         : status.state === "resyncing" ? "Reconnecting to the server…"
         : status.state === "disconnected" ? "Server connection lost: playing what is buffered" : "";

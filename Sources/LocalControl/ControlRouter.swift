@@ -20,6 +20,7 @@ public protocol ControlTarget: AnyObject {
   /// `GET /api/library`: every album (`?album=ID`: one with its tracks; `?q=text`: a search).
   func library(query: [String: String]) -> JSONValue?
   func perform(_ command: QueueCommand, on loop: any EventLoop) -> EventLoopFuture<Void>
+  func choose(_ choice: ServerChoice)
 }
 
 extension ControlTarget {
@@ -30,6 +31,7 @@ extension ControlTarget {
     loop.makeFailedFuture(ControlError.unavailable("this player keeps no pins"))
   }
   public func library(query: [String: String]) -> JSONValue? { nil }
+  public func choose(_ choice: ServerChoice) {}
   public func perform(_ command: QueueCommand, on loop: any EventLoop) -> EventLoopFuture<Void> {
     loop.makeFailedFuture(ControlError.unavailable("this player has no library"))
   }
@@ -100,6 +102,10 @@ public struct ControlRouter: Sendable {
         return loop.makeSucceededFuture(ControlResponse(status: 200, body: library))
       case ("POST", let path) where path.hasPrefix("/api/"):
         let name = String(path.dropFirst(5))
+        if let choice = ServerChoice(rawValue: name) {
+          target.choose(choice)
+          return loop.makeSucceededFuture(ControlResponse(status: 200, body: ["ok": true]))
+        }
         if let command = try QueueCommand(name: name, parameters: parameters(of: request)) {
           return target.perform(command, on: loop).map { ControlResponse(status: 200, body: ["ok": true]) }
             .flatMapErrorThrowing { error in ControlResponse((error as? ControlError) ?? .unavailable("\(error)")) }

@@ -43,6 +43,10 @@ public protocol ControlledPlayer: AnyObject {
   func offlineLibrary() -> OfflineLibrary?
   /// A queue edit: LMS's command online, the player's own queue offline.
   func edit(_ edit: QueueEdit) -> EventLoopFuture<Void>
+  /// With `--return-to-server ask`, while the player is kept off the server.
+  var serverReturn: ServerReturn { get }
+  func chooseReturn()
+  func chooseStayOffline()
 }
 
 /// Where a command is carried out.

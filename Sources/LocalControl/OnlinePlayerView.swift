@@ -39,6 +39,9 @@ public final class OnlinePlayerView: ControlledPlayer {
   public var pinProgress: [PinProgress] { [] }
   public var pinnedCoverIDs: Set<String> { [] }
   public func offlineLibrary() -> OfflineLibrary? { nil }
+  public var serverReturn: ServerReturn { .free }
+  public func chooseReturn() {}
+  public func chooseStayOffline() {}
   public func edit(_ edit: QueueEdit) -> EventLoopFuture<Void> {
     eventLoop.makeFailedFuture(ControlError.unavailable("the library needs the offline cache: offline mode is off"))
   }

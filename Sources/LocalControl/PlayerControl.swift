@@ -102,7 +102,17 @@ public final class PlayerControl: ControlTarget {
     }
     members["queue"] = .array((queue?.tracks ?? []).map { Self.describe($0, cached: player.isCached($0)) })
     members["pins"] = .array(player.pinProgress.map(\.json))
+    if case .held(let seen, let stayed) = player.serverReturn {
+      members["server_return"] = ["server_back": .bool(seen), "stayed": .bool(stayed)]
+    }
     return .object(members)
+  }
+
+  public func choose(_ choice: ServerChoice) {
+    switch choice {
+    case .returnToServer: player.chooseReturn()
+    case .stayOffline: player.chooseStayOffline()
+    }
   }
 
   public func pins() -> JSONValue { ["pins": .array(player.pinProgress.map(\.json))] }

@@ -29,6 +29,7 @@ extension OfflineCoordinator {
     }
     do throws(QueueEditError) {
       try editLocally(edit)
+      followReturnChoice()
       return eventLoop.makeSucceededVoidFuture()
     } catch {
       return eventLoop.makeFailedFuture(error)
@@ -57,7 +58,7 @@ extension OfflineCoordinator {
     let (queue, heard) = try local.apply(to: known, heard: heardIndex)
     guard !queue.isEmpty else {
       engine.stopLocal()
-      machine.resumeSaved(.restored(queue: [], current: 0, trackCount: 0, playlistTimestamp: nil, time: 0))
+      machine.listenerEditedQueue(.restored(queue: [], current: 0, trackCount: 0, playlistTimestamp: nil, time: 0))
       logger.notice("offline: the listener emptied the queue")
       return
     }
@@ -66,7 +67,7 @@ extension OfflineCoordinator {
     case .replace(_, let startAt): start = startAt
     default: start = heard ?? heardIndex ?? 0
     }
-    machine.resumeSaved(
+    machine.listenerEditedQueue(
       .restored(queue: queue, current: start, trackCount: queue.count, playlistTimestamp: nil, time: 0))
     logger.notice("offline: the listener's queue: \(queue.count) tracks (\(edit.summary))")
     guard let heard, let heardTrack, let placement else {

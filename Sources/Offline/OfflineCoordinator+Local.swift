@@ -113,6 +113,7 @@ extension OfflineCoordinator {
     guard let track = saved.queue.first(where: { $0.index == saved.index }) else { return }
     logger.notice("offline: no server; resuming track \(saved.index + 1) '\(track.title)' at \(saved.position) s")
     playLocal(track, seconds: saved.position, sampleRate: saved.sampleRate)
+    followReturnChoice()
   }
 
   /// A member restarted while the server is away starts where its group's leader is, as soon as

@@ -28,14 +28,19 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
     public var groupMasterTimeout: TimeAmount
     /// How a sync group's members reach each other while the server is away (nil: they do not).
     public var groupLink: GroupLink.Configuration?
+    /// When the server returns while the player plays from its cache: hand back at once (`auto`), or
+    /// stay off the server until the listener chooses (`ask`).
+    public var returnToServer: ReturnToServer = .auto
 
     public init(
-      prefetch: Int = 5, savedPlaybackPath: String? = nil, resumeAfter: TimeAmount = .seconds(5),
+      prefetch: Int = 5, savedPlaybackPath: String? = nil, returnToServer: ReturnToServer = .auto,
+      resumeAfter: TimeAmount = .seconds(5),
       streamStallSeconds: Double = 2, resyncTimeout: TimeAmount = .seconds(5),
       groupMasterTimeout: TimeAmount = .seconds(12), groupLink: GroupLink.Configuration? = nil
     ) {
       self.prefetch = prefetch
       self.savedPlaybackPath = savedPlaybackPath
+      self.returnToServer = returnToServer
       self.resumeAfter = resumeAfter
       self.streamStallSeconds = streamStallSeconds
       self.resyncTimeout = resyncTimeout
@@ -81,6 +86,11 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
   let groupLogger: Logger
   /// What the listener pinned (`OfflineCoordinator+Pins`).
   var pins = PinList()
+  /// The listener's choice when the server returns (`OfflineCoordinator+Return`).
+  public internal(set) var serverReturn = ServerReturn.free
+  var returnProbe: AlignedTick?
+  /// Keeps the SlimProto connection off the server (true) or lets it connect (false).
+  public var holdServerConnection: (@Sendable (Bool) -> Void)?
   private var shuttingDown = false
 
   public init(
@@ -203,7 +213,10 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
 
   func perform(_ actions: [OfflineStateMachine.Action]) {
     for action in actions { perform(action) }
-    if !shuttingDown { groupSessionFollowsState() }
+    if !shuttingDown {
+      groupSessionFollowsState()
+      followReturnChoice()
+    }
   }
 
   private func perform(_ action: OfflineStateMachine.Action) {
@@ -243,6 +256,16 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
           perform(machine.resyncFailed("cannot read the server's status (\(error))"))
         case .success(let status):
           perform(machine.groupStreamChecked(status, check: check, facts: facts()))
+        }
+      }
+    case .putQueueOnServer(let tracks):
+      let ids = tracks.filter { $0.id > 0 }.map { String($0.id) }.joined(separator: ",")
+      client.request(["playlist", "clear"]).flatMap { [client] _ in
+        client.request(["playlistcontrol", "cmd:add", .string("track_id:" + ids)])
+      }.whenComplete { [self] result in
+        switch result {
+        case .success: perform(machine.queuePutOnServer(facts: facts()))
+        case .failure(let error): perform(machine.resyncFailed("the listener's queue was not taken: \(error)"))
         }
       }
     case .jump(let index, let seconds, let thenPause):

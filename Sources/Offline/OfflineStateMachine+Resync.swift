@@ -224,14 +224,28 @@ extension OfflineStateMachine {
     }
     if let wait = waitForGroup(status, facts: facts, connected: connected) { return wait }
     state = .offline
+    var actions: [Action] = []
+    if let before = serverQueueBeforeListenersEdits {
+      // The listener's queue goes on the server, so LMS and its controllers show what plays, unless
+      // the server's queue was edited while it was away: then the server's wins.
+      if before.latest == nil || before.compare(with: status) == .same {
+        let tracks = ledger.tracks
+        return [
+          .log(.notice, "resync: putting the listener's queue (\(tracks.count) tracks) on the server"),
+          .putQueueOnServer(tracks),
+        ]
+      }
+      serverQueueBeforeListenersEdits = nil
+      actions.append(
+        .log(.notice, "resync: the queue was edited on the server while it was away, and here too: the server's wins"))
+    }
     guard let heard = facts.heard, facts.output.hasAudio,
       let placement = ledger.placement(of: heard.engineTrack), let track = ledger.track(at: placement.queueIndex)
     else {
       state = .online
-      return serverTakesOver(status) + [.planDownloads]
+      return actions + serverTakesOver(status) + [.planDownloads]
     }
     var index = placement.queueIndex
-    var actions: [Action] = []
     if case .edited(let why) = ledger.compare(with: status) {
       ledger.record(status)
       guard let moved = status.tracks.first(where: { $0.identity == track.identity }) else {
@@ -328,6 +342,12 @@ extension OfflineStateMachine {
       .log(.notice, "resync: \(why); asking the server to play track \(next + 1)"),
       .restartServerTrack(queueIndex: next),
     ]
+  }
+
+  /// The listener's queue is on the server: the resync goes on as for the server's own queue.
+  public mutating func queuePutOnServer(facts: EngineFacts) -> [Action] {
+    serverQueueBeforeListenersEdits = nil
+    return resyncSoon(afterMilliseconds: 0, facts: facts)
   }
 
   /// The status could not be read, the jump was refused, or no stream came in time.

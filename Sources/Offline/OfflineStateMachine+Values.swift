@@ -114,6 +114,9 @@ extension OfflineStateMachine {
     case restartServerTrack(queueIndex: Int)
     /// `stop`: the queue was played to its end offline.
     case stopServer
+    /// `playlist clear`, then these tracks added by id (the listener's queue, built offline);
+    /// then `queuePutOnServer(facts:)`, or `resyncFailed` when the server refused.
+    case putQueueOnServer([QueueTrack])
     /// `pause 1`: a player paused before the outage stays paused.
     case pauseServer
     case stopLocal

@@ -73,6 +73,9 @@ public struct OfflineStateMachine: Sendable {
   public private(set) var isConnected = false
   /// Set while offline playback has run out of cached audio; cleared when anything plays again.
   public internal(set) var playedOut: PlayedOut?
+  /// The queue the server had when the listener first edited the queue with it away: the
+  /// listener's queue replaces the server's at the return unless the server's was edited too.
+  public internal(set) var serverQueueBeforeListenersEdits: QueueLedger?
   /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
   var resyncFailures = 0
   /// Jumps asked of the server on this connection whose stream has not been adopted: a jump given
@@ -315,6 +318,12 @@ public struct OfflineStateMachine: Sendable {
   public mutating func rememberGroup(_ saved: SyncGroup) {
     guard ledger.latest == nil, group == nil else { return }
     group = saved
+  }
+
+  /// The listener edited the queue with the server away: `edited` is the player's own now.
+  public mutating func listenerEditedQueue(_ edited: QueueLedger) {
+    if serverQueueBeforeListenersEdits == nil { serverQueueBeforeListenersEdits = ledger }
+    resumeSaved(edited)
   }
 
   /// Local control replaced everything that played.

@@ -21,6 +21,9 @@ public struct ConnectionStateMachine: Sendable {
     case switching(from: ServerAddress, to: ServerAddress)
     /// Waiting out a backoff delay before `next`.
     case waiting(next: NextStep, failures: Int)
+    /// Kept off the server (the listener stays offline): nothing is attempted, no HELO is sent,
+    /// until `release()`; then `next`.
+    case held(next: NextStep)
     case stopped
   }
 
@@ -108,7 +111,7 @@ public struct ConnectionStateMachine: Sendable {
       return begin(.connect(to, .switchServer(fallback: from)), failures: 0)
     case .connecting:
       return connectFailed()
-    case .idle, .discovering, .waiting, .stopped:
+    case .idle, .discovering, .waiting, .held, .stopped:
       return .none
     }
   }
@@ -124,6 +127,25 @@ public struct ConnectionStateMachine: Sendable {
     guard case .connected(let current) = state else { return .none }
     state = .switching(from: current, to: server)
     return .closeConnection
+  }
+
+  /// Stops connecting until `release()`. A connect under way is dropped when it completes (closed
+  /// before any HELO); a connection that is up is left alone.
+  public mutating func hold() -> Action {
+    switch state {
+    case .waiting(let next, _): state = .held(next: next)
+    case .connecting(let server, let purpose, _): state = .held(next: .connect(server, purpose))
+    case .discovering: state = .held(next: .discover)
+    case .idle: state = .held(next: firstStep())
+    case .connected, .switching, .held, .stopped: break
+    }
+    return .none
+  }
+
+  /// Connects again, at once, where the hold left off.
+  public mutating func release() -> Action {
+    guard case .held(let next) = state else { return .none }
+    return begin(next, failures: 0)
   }
 
   public mutating func retryTimerFired() -> Action {

@@ -42,6 +42,9 @@ public final class PlayerSession {
   var requestServerSwitch: ((ServerAddress) -> Void)?
   /// Asks the connection to give up on this server and reconnect afresh.
   var requestReconnect: (() -> Void)?
+  /// Keeps the connection off the server (true: no connect, no HELO) or lets it connect again
+  /// (false): the listener's choice to stay offline (`--return-to-server ask`). Any thread.
+  public internal(set) var holdConnection: (@Sendable (Bool) -> Void)?
   /// The connection came up (HELO about to be sent) or went down, after the engine was told:
   /// for what follows the server without being the engine (the control API's view).
   public var onConnectionChange: ((Bool) -> Void)?

@@ -83,6 +83,12 @@ public final class SlimProtoClient: @unchecked Sendable {
     session.requestServerSwitch = { [unowned self] server in
       self.perform(self.machine.switchRequested(to: server))
     }
+    session.holdConnection = { [unowned self] hold in
+      self.eventLoop.execute {
+        self.logger.notice(hold ? "kept off the server until the listener returns" : "returning to the server")
+        self.perform(hold ? self.machine.hold() : self.machine.release())
+      }
+    }
     session.requestReconnect = { [unowned self] in
       guard case .connected = self.machine.state else { return }
       self.logger.warning("the server is judged gone: reconnecting on a fresh connection")

@@ -1,5 +1,6 @@
 import AudioOutput
 import Logging
+import Offline
 import Playback
 import Resampling
 import SlimConnection
@@ -98,6 +99,9 @@ extension SlimplayCommand {
     guard (0...15).contains(prefetch) else { throw UsageError("--prefetch must be between 0 and 15") }
     guard cacheSize >= 1 else { throw UsageError("--cache-size must be at least 1 MB") }
     guard pinSize >= 0 else { throw UsageError("--pin-size must be 0 MB or more") }
+    guard let returnChoice = ReturnToServer(rawValue: returnToServer) else {
+      throw UsageError("--return-to-server must be auto or ask")
+    }
     if let lmsPort, !(1...65535).contains(lmsPort) { throw UsageError("invalid --lms-port \(lmsPort)") }
     guard (0...65535).contains(syncPort) else { throw UsageError("invalid --sync-port \(syncPort)") }
     if let syncKey, syncKey.isEmpty { throw UsageError("--sync-key must not be empty") }
@@ -122,6 +126,7 @@ extension SlimplayCommand {
       enabled: !noOffline, cacheDirectory: cacheDir, cacheMegabytes: cacheSize, pinMegabytes: pinSize,
       prefetch: prefetch,
       lmsPort: lmsPort, lmsUser: lmsUser, lmsPasswordFile: lmsPasswordFile, syncPort: syncPort, syncKey: syncKey)
+    settings.offline.returnToServer = returnChoice
     return settings
   }
 

@@ -148,6 +148,10 @@ public struct SlimplayCommand: RunnableCommand {
         "--pin-size", valueName: "MB", help: "Cap in MB on pinned music, kept besides the cache (default 4096).",
         .integer(\.pinSize)),
       .value(
+        "--return-to-server", valueName: "auto|ask",
+        help: "When the server returns while playing offline: back at once (auto), or when the listener says (ask).",
+        .text(\.returnToServer)),
+      .value(
         "--prefetch", valueName: "N", help: "Upcoming tracks kept in the offline cache besides the current one (0-15).",
         .integer(\.prefetch)),
       .value(
@@ -262,6 +266,7 @@ public struct SlimplayCommand: RunnableCommand {
 
   var cacheSize: Int = 1024
   var pinSize: Int = 4096
+  var returnToServer = "auto"
   var prefetch: Int = 5
 
   var lmsPort: Int?

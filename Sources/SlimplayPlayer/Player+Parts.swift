@@ -35,8 +35,11 @@ extension Player {
     }
     let explicitPort = offline.lmsPort
     let login = credentials
+    // Before the first connection (a player started with its server away), the server `-s` names:
+    // its web side can be watched for its return, and its cache keys are known.
+    let configured = settings.server
     return LMSClient(eventLoop: loop, playerID: mac.description) {
-      location.server.map {
+      (location.server ?? configured).map {
         LMSEndpoint(
           host: $0.host, port: explicitPort ?? location.discoveredHTTPPort ?? 9000, credentials: login)
       }
@@ -81,6 +84,7 @@ extension Player {
       configuration: .init(
         prefetch: offline.prefetch,
         savedPlaybackPath: stateFolder.map { $0 + "/playback.json" },
+        returnToServer: offline.returnToServer,
         streamStallSeconds: settings.liveness.stallSeconds,
         groupLink: offline.syncPort == 0
           ? nil

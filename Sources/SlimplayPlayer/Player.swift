@@ -196,6 +196,10 @@ public final class Player {
         liveness: settings.liveness),
       session: session, eventLoop: loop, logger: logger)
     client.discovered = { reply in location.discoveredHTTPPort = reply.jsonPort }
+    // Set once the client has made the session's hold (`--return-to-server ask`).
+    if let offlineCoordinator, let hold = session.holdConnection {
+      loop.execute { offlineCoordinator.holdServerConnection = hold }
+    }
     // The engine's events go to the session (through the offline side when there is one); the
     // power hooks and the code release follow them too.
     let releaseCode = releaseCodeOnceUsed(loop: loop)

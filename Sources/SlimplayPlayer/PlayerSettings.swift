@@ -1,3 +1,4 @@
+import Offline
 import Playback
 import Resampling
 import SlimConnection
@@ -99,6 +100,8 @@ public struct OfflineSettings: Equatable, Sendable {
   public var cacheMegabytes = 1024
   /// The cap on pinned music, besides the cache's.
   public var pinMegabytes = 4096
+  /// `--return-to-server`: back to the server at once, or when the listener says.
+  public var returnToServer = ReturnToServer.auto
   public var prefetch = 5
   /// nil: the port discovery reported, else 9000.
   public var lmsPort: Int?

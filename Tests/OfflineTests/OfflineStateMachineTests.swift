@@ -267,6 +267,46 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(resync.engineTrack == 7 && resync.queueIndex == 4)
   }
 
+  /// Offline, the listener replaced the queue (two tracks of the server's, in another order, and a
+  /// third); engine track 9 plays its second entry. Then the server is back.
+  private func listenersQueueReconnected() -> (OfflineStateMachine, [QueueTrack]) {
+    var machine = playingMachine(queue(8))
+    _ = machine.connectionChanged(
+      up: false, facts: playing(1, at: 1, decoding: .liveStream(track: 1)), isCached: everythingCached)
+    let own = queue(3, ids: [105, 102, 200])
+    machine.listenerEditedQueue(.restored(queue: own, current: 0, trackCount: 3, playlistTimestamp: nil, time: 0))
+    machine.localTrackQueued(9, queueIndex: 1)
+    let up = machine.connectionChanged(up: true, facts: playing(9, at: 3), isCached: everythingCached)
+    #expect(up.contains(.readStatusForResync(fromIndex: 1, afterMilliseconds: 100)))
+    return (machine, own)
+  }
+
+  @Test func theListenersQueueGoesOnTheServerThenTheHeardTrackIsResynced() {
+    var (machine, own) = listenersQueueReconnected()
+    // LMS (restarted, or just reconnected) still has the queue it had when the listener took over.
+    let first = machine.resyncStatusArrived(status(queue(8), current: 0, mode: .stop), facts: playing(9, at: 3))
+    #expect(first.contains(.putQueueOnServer(own)))
+    #expect(jumps(first).isEmpty)
+    #expect(
+      machine.queuePutOnServer(facts: playing(9, at: 3.5)) == [
+        .readStatusForResync(fromIndex: 1, afterMilliseconds: 0)
+      ])
+    // Now LMS has the listener's queue: the heard entry is resynced as for the server's own.
+    let second = machine.resyncStatusArrived(status(own, current: 0, mode: .stop), facts: playing(9, at: 3.6))
+    #expect(jumps(second) == [.jump(queueIndex: 1, seconds: 3.6, thenPause: false)])
+    #expect(!second.contains { if case .putQueueOnServer = $0 { true } else { false } })
+  }
+
+  @Test func aQueueEditedOnTheServerMeanwhileWinsOverTheListeners() {
+    var (machine, _) = listenersQueueReconnected()
+    // Another controller edited LMS's queue while the player was away; the heard track is in it.
+    let edited = queue(4, ids: [300, 301, 102, 302])
+    let actions = machine.resyncStatusArrived(status(edited, current: 0), facts: playing(9, at: 3))
+    #expect(!actions.contains { if case .putQueueOnServer = $0 { true } else { false } })
+    #expect(actions.contains { if case .log(_, let text) = $0 { text.contains("the server's wins") } else { false } })
+    #expect(jumps(actions) == [.jump(queueIndex: 2, seconds: 3, thenPause: false)])
+  }
+
   @Test func aLocalSeekCountsInTheHeardPosition() {
     var machine = reconnected(queue(3), index: 1)
     machine.localTrackQueued(8, queueIndex: 1, startSeconds: 4)

@@ -36,6 +36,35 @@ struct ConnectionStateMachineTests {
     #expect(machine.state == .connected(Self.serverA))
   }
 
+  /// The listener stays offline: a retry due, a connect under way or a discovery is held, no HELO
+  /// goes out (a connect that completes finds the machine held, and the driver closes it), and a
+  /// release reconnects at once where it left off.
+  @Test func aHeldConnectionSendsNoHeloUntilReleased() {
+    var waiting = Self.connected()
+    _ = waiting.connectionClosed()
+    #expect(waiting.hold() == .none)
+    #expect(waiting.state == .held(next: .connect(Self.serverA, .reconnect)))
+    #expect(waiting.retryTimerFired() == .none)
+    #expect(waiting.connectSucceeded() == .none)
+    #expect(waiting.connectionClosed() == .none)
+    #expect(waiting.release() == .connect(Self.serverA))
+    #expect(waiting.connectSucceeded() == .sendHello(isReconnect: true))
+    #expect(waiting.release() == .none)
+
+    var connecting = Self.connected()
+    _ = connecting.connectionClosed()
+    _ = connecting.retryTimerFired()
+    _ = connecting.hold()
+    #expect(connecting.connectSucceeded() == .none)
+    #expect(connecting.connectFailed() == .none)
+    #expect(connecting.release() == .connect(Self.serverA))
+
+    // Up and registered, a hold changes nothing: the resync is already on its way.
+    var up = Self.connected()
+    #expect(up.hold() == .none)
+    #expect(up.state == .connected(Self.serverA))
+  }
+
   @Test func repeatedConnectFailuresGrowTheFailureCount() {
     var machine = ConnectionStateMachine(configuredServer: Self.serverA, rediscoverAfterFailures: 3)
     #expect(machine.start() == .connect(Self.serverA))

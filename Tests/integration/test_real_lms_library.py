@@ -1,12 +1,16 @@
 """The offline library on the real LMS: an album and a saved playlist are pinned while the server runs;
 the server stops and the player restarts without it; from the page in headless Chromium (a phone's
-viewport) the album is found by search and played, and a track of the playlist is queued after it. What
-the player wrote equals the reference decode of exactly that sequence, whole and gapless, to the last
-frame."""
+viewport) the album is found by search and played, and a track of the playlist is queued after it. The
+server then returns: the listener's queue goes on it and LMS shows the heard track and time. What the
+player wrote equals the reference decode of exactly that sequence, whole and gapless, to the last frame:
+nothing dropped or repeated at the return."""
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 from harness.lms import free_port
@@ -28,6 +32,7 @@ def test_pinned_music_found_played_and_queued_from_the_page_with_the_server_gone
     saved_playlist(real_lms, "Car", [queued.path, library.tracks("MP3 CBR")[2].path])
     port = free_port()
     player = start(real_lms, start_player, tmp_path, port)
+    real_lms.set_volume(MAC, 100)  # bit-exact samples once the server is back and sets the volume
     album_id = real_lms.rpc("", ["titles", 0, 1, f"track_id:{real_lms.track_id(album[0].path)}", "tags:e"])
     assert ctl(port, "pin", "album", str(album_id["titles_loop"][0]["album_id"])).returncode == 0
     assert ctl(port, "pin", "playlist", "Car").returncode == 0
@@ -70,11 +75,110 @@ def test_pinned_music_found_played_and_queued_from_the_page_with_the_server_gone
     finally:
         driver.quit()
 
+    # The server returns (--return-to-server auto): the listener's queue goes on it, LMS is brought to
+    # the heard track and time, and its stream takes over at the next track.
+    real_lms.start()
+    real_lms.wait_player(MAC, timeout=30)
+    assert player.wait_for_log("putting the listener's queue (9 tracks) on the server", 30), player.log()
+    deadline = time.monotonic() + 15
+    while True:
+        status = real_lms.status(MAC)
+        index, seconds = sequence.position(len(capture.bytes()))
+        shown = (int(status.get("playlist_cur_index") or -1), float(status.get("time") or 0))
+        if status.get("mode") == "play" and shown[0] == index and abs(shown[1] - seconds) <= 0.25:
+            break
+        assert time.monotonic() < deadline, f"LMS shows {shown}, heard {index} {seconds:.3f} s\n{player.log()}"
+        time.sleep(0.1)
+    print(f"LMS at track {shown[0] + 1} {shown[1]:.3f} s, heard {seconds:.3f} s")
+    ids = [int(entry["id"]) for entry in status.get("playlist_loop", [])]
+    assert ids == [real_lms.track_id(track.path) for track in sequence.tracks][index:index + len(ids)]
+    assert int(status.get("playlist_tracks")) == len(sequence.tracks)
+
     whole = len(sequence.reference)
     capture.wait_for_length(whole, timeout=sequence.seconds_for(whole) + 30)
     time.sleep(2)  # nothing may follow the last track
     player.stop()
     capture.thread.join(5)
     got = capture.bytes()
+    (tmp_path / "capture.raw").write_bytes(got)
     assert len(got) == whole, f"{len(got)} bytes, expected {whole}\n{player.log()}"
     assert got == sequence.reference, "the capture differs from the album and the queued track's decode"
+
+
+@pytest.mark.slow(seconds=110)
+@pytest.mark.timeout(300)
+def test_with_ask_the_listener_stays_offline_then_returns_and_lms_takes_the_listeners_queue(
+        real_lms, start_player, tmp_path):
+    """`--return-to-server ask`: with the server back, the page offers the choice; staying offline sends
+    no HELO (LMS does not see the player) while the music plays on; returning puts the listener's queue
+    on LMS, which shows the heard track within 250 ms, and nothing is dropped or repeated."""
+    from selenium.webdriver.common.by import By
+    from test_page_browser import chromium
+    from test_page_browser import wait as wait_in_page
+
+    album = real_lms.library.tracks("FLAC 16-44")
+    port = free_port()
+    player = start(real_lms, start_player, tmp_path, port)
+    real_lms.set_volume(MAC, 100)  # bit-exact samples once the server is back and sets the volume
+    album_id = real_lms.rpc("", ["titles", 0, 1, f"track_id:{real_lms.track_id(album[0].path)}", "tags:e"])
+    assert ctl(port, "pin", "album", str(album_id["titles_loop"][0]["album_id"])).returncode == 0
+    wait_until(lambda: all(pin["complete"] for pin in pins(port)), 60, "the album downloaded")
+    player.stop()
+
+    real_lms.stop()
+    sequence = Queue(album)
+    player = start_player("-s", real_lms.addr, "-m", MAC, "-o", "-", "-a", "16", "-n", "ask-test", "--control",
+                          f"127.0.0.1:{port}", "--cache-dir", str(tmp_path / "cache"), "--lms-port",
+                          str(real_lms.http_port), "--return-to-server", "ask", "-d", "cache=info",
+                          name="offline", capture=True)
+    capture = Capture(player.process.stdout, seconds_for=sequence.seconds_for)
+    album_key = f"a{album_id['titles_loop'][0]['album_id']}"
+    wait_until(lambda: api_post(port, "/api/queue/play", {"album": album_key}) == 200, 10, "the album plays")
+    driver = chromium()
+    try:
+        driver.get(f"http://127.0.0.1:{port}/")
+        wait_in_page(lambda: driver.find_element(By.ID, "title").text == album[0].title, 15)
+        real_lms.start()
+        choice = driver.find_element(By.ID, "return")
+        assert wait_in_page(lambda: choice.is_displayed(), 30), "the page did not offer the choice"
+        assert "Server is back" in choice.text
+        assert not real_lms.connected(MAC), "a HELO went out before the listener chose"
+        driver.find_element(By.ID, "stay").click()
+        assert wait_in_page(lambda: "Staying offline" in choice.text, 10), choice.text
+        stayed_at = len(capture.bytes())
+        time.sleep(5)
+        assert len(capture.bytes()) > stayed_at + 4 * sequence.bytes_per_second, "the music stopped"
+        assert not real_lms.connected(MAC), "staying offline, the player reached the server"
+        driver.find_element(By.ID, "return-now").click()
+        assert wait_in_page(lambda: not choice.is_displayed(), 30), "the choice stayed on the page"
+    finally:
+        driver.quit()
+    real_lms.wait_player(MAC, timeout=30)
+    assert player.wait_for_log("putting the listener's queue (8 tracks) on the server", 30), player.log()
+    deadline = time.monotonic() + 15
+    while True:
+        status = real_lms.status(MAC)
+        index, seconds = sequence.position(len(capture.bytes()))
+        shown = (int(status.get("playlist_cur_index") or -1), float(status.get("time") or 0))
+        if status.get("mode") == "play" and shown[0] == index and abs(shown[1] - seconds) <= 0.25:
+            break
+        assert time.monotonic() < deadline, f"LMS shows {shown}, heard {index} {seconds:.3f} s\n{player.log()}"
+        time.sleep(0.1)
+    print(f"LMS at track {shown[0] + 1} {shown[1]:.3f} s, heard {seconds:.3f} s")
+    whole = len(sequence.reference)
+    capture.wait_for_length(whole, timeout=sequence.seconds_for(whole) + 30)
+    time.sleep(2)
+    player.stop()
+    capture.thread.join(5)
+    got = capture.bytes()
+    assert len(got) == whole, f"{len(got)} bytes, expected {whole}\n{player.log()}"
+    assert got == sequence.reference, "the capture differs from the album's decode"
+
+
+def api_post(port: int, path: str, body: dict) -> int:
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method="POST", data=json.dumps(body).encode())
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return reply.status
+    except (urllib.error.URLError, OSError) as error:
+        return getattr(error, "code", 0)

@@ -74,15 +74,8 @@ extension OfflineCoordinator {
   private func keep(_ pin: Pin) throws(PinError) {
     var updated = pins
     updated.add(pin)
-    do {
-      try updated.save(to: pinsPath)
-    } catch {
-      throw .cannotSave("\(error)")
-    }
-    pins = updated
-    store.setPinned(pins.keys)
+    try adopt(updated)
     logger.notice("pins: \(pin.kind.rawValue) '\(pin.title)' pinned (\(pin.tracks.count) tracks)")
-    planDownloads()
   }
 
   /// Unpins; its files stay cached as ordinary entries (evicted as the cache needs room). Pins
@@ -94,6 +87,14 @@ extension OfflineCoordinator {
         ?? pins.pins.first(where: { $0.kind == kind && $0.id == id })?.server,
       let removed = updated.remove(kind: kind, id: id, server: server)
     else { return nil }
+    try adopt(updated)
+    logger.notice("pins: \(kind.rawValue) '\(removed.title)' unpinned")
+    return removed
+  }
+
+  /// The list saved first (a list that cannot be saved changes nothing), then its files kept and
+  /// what is missing planned.
+  private func adopt(_ updated: PinList) throws(PinError) {
     do {
       try updated.save(to: pinsPath)
     } catch {
@@ -101,9 +102,7 @@ extension OfflineCoordinator {
     }
     pins = updated
     store.setPinned(pins.keys)
-    logger.notice("pins: \(kind.rawValue) '\(removed.title)' unpinned")
     planDownloads()
-    return removed
   }
 
   public var pinProgress: [PinProgress] {

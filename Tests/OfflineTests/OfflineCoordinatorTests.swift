@@ -75,6 +75,16 @@ import Testing
       return try! group.next().submit { body(coordinator) }.wait()
     }
 
+    /// Online, the server's queue known and engine track 1 created for its first entry.
+    func playsTheFirstOfTheQueue() {
+      run { coordinator in
+        coordinator.serverIdentity = OfflineCoordinatorTests.server
+        coordinator.machine.ledger.record(
+          LMSStatus(mode: .play, currentIndex: 0, trackCount: 3, tracks: OfflineCoordinatorTests.queue))
+      }
+      engineSays(.trackCreated(id: 1))
+    }
+
     /// An event from the engine, on the loop, as the engine sends it.
     func engineSays(_ event: EngineEvent) { run { _ in self.engine.onEvent?(event) } }
 
@@ -125,12 +135,7 @@ import Testing
   func theFramesOfADecodedTrackTellACutFromAWholeOne(seconds: Double, cut: Bool) throws {
     let rig = try Rig(saved: nil)
     defer { rig.close() }
-    rig.run { coordinator in
-      coordinator.serverIdentity = OfflineCoordinatorTests.server
-      coordinator.machine.ledger.record(
-        LMSStatus(mode: .play, currentIndex: 0, trackCount: 3, tracks: OfflineCoordinatorTests.queue))
-    }
-    rig.engineSays(.trackCreated(id: 1))
+    rig.playsTheFirstOfTheQueue()
     rig.engine.engineState.output = .playing
     rig.run { $0.serverConnectionChanged(false) }
     #expect(rig.run { $0.offlineState } == .offline)
@@ -147,12 +152,7 @@ import Testing
   func handingBackALateNextTrackThatIsCachedCountsAsStarving(handingBack: Bool) throws {
     let rig = try Rig(saved: nil)
     defer { rig.close() }
-    rig.run { coordinator in
-      coordinator.serverIdentity = OfflineCoordinatorTests.server
-      coordinator.machine.ledger.record(
-        LMSStatus(mode: .play, currentIndex: 0, trackCount: 3, tracks: OfflineCoordinatorTests.queue))
-    }
-    rig.engineSays(.trackCreated(id: 1))
+    rig.playsTheFirstOfTheQueue()
     rig.run { coordinator in
       if handingBack {
         coordinator.machine.state = .handingBack(.init(engineTrack: 1, queueIndex: 0, requestedSeconds: 100))

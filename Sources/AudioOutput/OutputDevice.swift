@@ -46,9 +46,6 @@ public protocol OutputDevice: AnyObject {
   var isClocked: Bool { get }
   /// Drops what is queued (a flush), so the device is ready to start again.
   func discardQueued()
-  /// Drops what is queued and says how many frames of it will never be heard (a halt: the
-  /// position saved is then exactly what was heard, not what was heard when it was measured).
-  func takeBackQueued() -> Int
   /// Starts playing what is queued now rather than at the device's start threshold, so that its
   /// delay is what will be heard (a timed start lines up against it).
   func startQueued()
@@ -72,13 +69,6 @@ extension OutputDevice {
   }
   public var bufferFrames: Int { 0 }
   public func pauseQueued() { discardQueued() }
-  /// Measured, then dropped: a sound card plays on for the moment between, which leaves the
-  /// position a few frames short of what was heard, never past it.
-  public func takeBackQueued() -> Int {
-    let unheard = delayFrames()
-    discardQueued()
-    return unheard
-  }
   public func startQueued() {}
   public var isClocked: Bool { false }
   public func startFrames(sampleRate: Int) -> Int { 0 }

@@ -63,7 +63,7 @@ extension OutputPlayer {
   /// the heard position is saved at shutdown: a reader slower than the clock must not be
   /// credited with frames it never took.
   public func halt(timeoutMilliseconds: Int = 2000) -> Bool {
-    postAndWait(timeoutMilliseconds: timeoutMilliseconds) { $0.halt = true }
+    postAndWait(timeoutMilliseconds: timeoutMilliseconds) { $0.stop = true }
   }
 
   /// Drops frames from `frame` on, keeping what plays before it; as `stopAndFlush` otherwise.
@@ -92,12 +92,6 @@ extension OutputPlayer {
     if pending.stop {
       machine.stop()
       publish(running: false)
-    }
-    if pending.halt {
-      machine.stop()
-      // Measured and dropped in one step on this thread, the only writer: a reader that takes
-      // more after a measurement would have heard audio the saved position does not count.
-      publish(running: false, unheardFrames: device.isOpen ? device.takeBackQueued() : 0)
     }
     if pending.flushAll {
       output.ring.discardAll()
@@ -143,7 +137,7 @@ extension OutputPlayer {
       machine.start(start)
     }
     if pending.allBuffered { machine.allBuffered() }
-    if pending.stop || pending.halt || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
+    if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
       || pending.skipMilliseconds > 0 || pending.nudgeFrames != 0 || pending.closeDevice != nil
     {
       schedule = nil  // the position was moved on purpose

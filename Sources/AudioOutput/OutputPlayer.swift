@@ -52,8 +52,6 @@ public final class OutputPlayer: @unchecked Sendable {
     var allBuffered = false
     var pause = false
     var stop = false
-    /// Stop and take back what the device holds (the process ends: the position saved is final).
-    var halt = false
     /// Drop everything buffered.
     var flushAll = false
     /// Drop frames from this absolute frame on (the prefetched next track).
@@ -378,10 +376,9 @@ public final class OutputPlayer: @unchecked Sendable {
     consumed.signal(when: { output.freeFrames >= output.refillFrames && !output.decoderWaitsForInput })
   }
 
-  /// `heardAll`: what the device holds is silence, every frame written was heard. `unheardFrames`:
-  /// what is known not to be heard (taken back), measured no more.
-  func publish(running: Bool, heardAll: Bool = false, unheardFrames: Int? = nil) {
-    var delay = unheardFrames ?? (device.isOpen && !heardAll ? device.delayFrames() : 0)
+  /// `heardAll`: what the device holds is silence, every frame written was heard.
+  func publish(running: Bool, heardAll: Bool = false) {
+    var delay = device.isOpen && !heardAll ? device.delayFrames() : 0
     let now = MonotonicClock.nanoseconds()
     if running, let due = schedule, due.checksDone == 0, now >= due.deadline {
       // Until a timed start is first checked, a sound server's delay counts what was written, not

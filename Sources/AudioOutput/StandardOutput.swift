@@ -134,28 +134,21 @@ public final class StandardOutput: OutputDevice {
     max(0, Int(slimplay_queued_bytes(fileDescriptor))) / packer.bytesPerFrame
   }
 
-  public func discardQueued() { _ = takeBackQueued() }
-
-  /// Takes back what the pipe holds, when it can, and says how many whole frames that was. The
-  /// reader may have taken part of a frame; it gets the rest of that frame as zeros, so that what
-  /// follows starts on a frame boundary (and that frame counts as heard). Another user's pipe, a
-  /// file or a terminal keeps what it has: its reader gets all of it, so 0 frames go unheard.
-  public func takeBackQueued() -> Int {
-    guard drainable else { return 0 }
+  /// Takes back what the pipe holds, when it can. The reader may have taken part of a frame; it
+  /// gets the rest of that frame as zeros, so that what follows starts on a frame boundary.
+  public func discardQueued() {
+    guard drainable else { return }
     let dropped = slimplay_drain_pipe(fileDescriptor)
-    guard dropped > 0 else { return 0 }
+    guard dropped > 0 else { return }
     bytesDrained &+= Int(dropped)
     let frameBytes = packer.bytesPerFrame
     let partial = (bytesWritten &- bytesDrained) % frameBytes
-    guard partial != 0 else { return Int(dropped) / frameBytes }
+    guard partial != 0 else { return }
     let padding = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<(frameBytes - partial)])
     padding.initializeMemory(as: UInt8.self, repeating: 0)
     if case .success = POSIXIO.writeAll(fileDescriptor, UnsafeRawBufferPointer(padding)) {
       bytesWritten &+= padding.count
-      return Int(dropped) / frameBytes
     }
-    // The reader has part of a frame it will not get the rest of: that frame is not heard either.
-    return (Int(dropped) + frameBytes - 1) / frameBytes
   }
 
   /// A pause leaves the pipe to its reader: what it holds (LMS's fade-out among it) is heard

@@ -175,28 +175,6 @@ extension PlaybackTests {
       }
     }
 
-    /// Halted (the process ends), what the pipe still holds is taken back in the same step that
-    /// counts it: the position is what the reader had, whatever it reads meanwhile, so a player
-    /// restarted from the saved position neither repeats nor skips a frame.
-    @Test func aHaltTakesBackWhatThePipeHoldsAndCountsItUnheard() throws {
-      let sink = ReaderPacedSink()
-      let output = try soundingTrack()
-      withPlayer(of: output, on: sink) { player in
-        player.start(.now)
-        #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
-        sink.read(1024)
-        #expect(eventually(within: 2) { sink.heldFrames == sink.capacityFrames })
-        #expect(player.halt())
-        let read = sink.writtenFrames - sink.capacityFrames  // what the reader had taken
-        #expect(sink.heldFrames == 0, "the pipe was taken back")
-        sink.read(4096)  // a reader that would have gone on reading gets nothing more
-        let position = player.currentPosition()
-        #expect(!position.isRunning)
-        #expect(position.framesPlayed - position.delayFrames == read)
-        #expect(position.heardFrames(at: MonotonicClock.nanoseconds() + 1_000_000_000) == read)
-      }
-    }
-
     /// Paused on a pipe, nothing more is written and what the pipe holds is its reader's (LMS's
     /// fade-out before the pause is heard before it, as on squeezelite's stdout): the position is
     /// everything written from the pause on, and stays so while the reader takes the rest.

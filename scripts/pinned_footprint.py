@@ -3,8 +3,8 @@ tracks, against the same player with an empty cache, in the same run; and how lo
 takes to answer over that cache.
 
 The cache is made as the player writes it: sparse files named by their content keys (FNV-1a 64 of
-server, URL and size), an index.json whose entries record their tracks, and a pins.json naming the
-pinned albums. Sparse files cost no disk; the player only checks their sizes at start, as it does for
+server, URL and size), an index.json of their sizes, checksums and times, a records.jsonl with each
+file's track, and a pins.json naming the pinned albums. Sparse files cost no disk; the player only checks their sizes at start, as it does for
 real files.
 """
 
@@ -37,7 +37,7 @@ def make_cache(folder: Path, tracks: int, pinned_tracks: int, pinned_bytes: int,
     and `pinned_bytes` in all; the rest `other_bytes` each."""
     folder.mkdir(parents=True, exist_ok=True)
     pinned_size = pinned_bytes // max(1, pinned_tracks)
-    entries, albums = [], {}
+    entries, records, albums = [], [], {}
     for number in range(tracks):
         album = number // 10
         size = pinned_size if number < pinned_tracks else other_bytes
@@ -50,17 +50,32 @@ def make_cache(folder: Path, tracks: int, pinned_tracks: int, pinned_bytes: int,
                  "artist": f"Artist {album % 97}", "album": f"Album {album}", "album_id": album + 1,
                  "tracknum": number % 10 + 1, "duration": 240, "url": url, "type": "flc", "filesize": size,
                  "coverid": f"c{album}", "remote": 0}
-        entries.append({"key": key, "url": url, "type": "flc", "size": size, "checksum": "0123456789abcdef",
-                        "modified": int(path.stat().st_mtime * 1000), "used": number, "track": track,
-                        "server": SERVER})
+        entries.append({"key": key, "size": size, "checksum": "0123456789abcdef",
+                        "modified": int(path.stat().st_mtime * 1000), "used": number})
+        records.append(json.dumps({"key": key, "url": url, "type": "flc", "server": SERVER, "track": track}))
         if number < pinned_tracks:
             albums.setdefault(album, []).append(track)
-    (folder / "index.json").write_text(json.dumps({"version": 1, "entries": entries}))
+    # One entry a line, as the player writes it.
+    lines = ",\n".join(json.dumps(entry, separators=(",", ":")) for entry in entries)
+    (folder / "index.json").write_text('{"version":2,"entries":[\n' + lines + "\n]}\n")
+    (folder / "records.jsonl").write_text("".join(line + "\n" for line in records))
     pins = [{"kind": "album", "id": album + 1, "title": f"Album {album}", "server": SERVER, "tracks": listed}
             for album, listed in albums.items()]
-    (folder / "pins.json").write_text(json.dumps({"version": 1, "pins": pins}))
+    pin_lines = ",\n".join(json.dumps(pin, separators=(",", ":")) for pin in pins)
+    (folder / "pins.json").write_text('{"version":1,"pins":[\n' + pin_lines + "\n]}\n")
+    keep_covers(folder.parent / (folder.name + "-state"), {f"c{album}" for album in albums})
     return {"tracks": tracks, "pinned_tracks": pinned_tracks, "pinned_bytes": pinned_size * pinned_tracks,
             "albums": len({n // 10 for n in range(tracks)})}
+
+
+def keep_covers(state: Path, covers: set[str]) -> None:
+    """The pinned albums' covers as the player keeps them once fetched (named for the server it asks,
+    127.0.0.1:9000 here): an idle player with everything fetched."""
+    folder = state / "artwork"
+    folder.mkdir(parents=True, exist_ok=True)
+    for cover in covers:
+        name = fnv1a("127.0.0.1:9000\ncover:" + cover + "\n-1")
+        (folder / f"{name}.img").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(56))
 
 
 def get(port: int, path: str) -> tuple[float, int]:
@@ -95,6 +110,11 @@ def measure(slimplay: str, cache: Path, server: LoopbackServer, settle: float, w
                 times = [get(port, path) for _ in range(20)]
                 result[f"library_{name}_ms"] = {"median": 1000 * statistics.median(t for t, _ in times),
                                                 "max": 1000 * max(t for t, _ in times), "bytes": times[0][1]}
+            # Idle again after browsing: what the library's answers left behind.
+            time.sleep(settle)
+            status = proc_status(process.pid)
+            result["after_library_rss_kb"] = int(status["VmRSS"].split()[0])
+            result["after_library_rss_anon_kb"] = int(status["RssAnon"].split()[0])
         return result
     finally:
         process.terminate()
@@ -131,6 +151,10 @@ def summary(results: dict) -> list[str]:
         empty, pinned = median("empty", key), median("pinned", key)
         ratio = pinned / empty if empty else float("nan")
         lines.append(f"{label:24}{empty:>14.3f}{pinned:>14.3f}{ratio:>8.3f}")
+    for key, label in (("after_library_rss_kb", "VmRSS after browsing"),
+                       ("after_library_rss_anon_kb", "RssAnon after browsing")):
+        lines.append(f"{label + ' (kB)':24}{'':>14}{median('pinned', key):>14.3f}"
+                     f"{median('pinned', key) / median('empty', 'rss_kb' if 'Vm' in label else 'rss_anon_kb'):>8.3f}")
     for name in ("albums", "search", "album"):
         runs = [run[f"library_{name}_ms"] for run in results["pinned"]]
         lines.append(f"GET library ({name}): median {statistics.median(r['median'] for r in runs):.1f} ms, "

@@ -37,8 +37,8 @@ public protocol ControlledPlayer: AnyObject {
   func pin(_ kind: Pin.Kind, id: Int?, name: String?) -> EventLoopFuture<PinProgress>
   func unpin(_ kind: Pin.Kind, id: Int) throws(PinError) -> Pin?
   var pinProgress: [PinProgress] { get }
-  /// The covers of pinned music, kept with it.
-  var pinnedCoverIDs: Set<String> { get }
+  /// The covers of pinned music, kept with it: each once, sorted, the same array until the pins change.
+  var pinnedCoverIDs: [String] { get }
   /// What the cache holds (nil: no cache).
   func offlineLibrary() -> OfflineLibrary?
   /// A queue edit: LMS's command online, the player's own queue offline.

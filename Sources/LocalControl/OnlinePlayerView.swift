@@ -37,7 +37,7 @@ public final class OnlinePlayerView: ControlledPlayer {
   }
   public func unpin(_ kind: Pin.Kind, id: Int) throws(PinError) -> Pin? { nil }
   public var pinProgress: [PinProgress] { [] }
-  public var pinnedCoverIDs: Set<String> { [] }
+  public var pinnedCoverIDs: [String] { [] }
   public func offlineLibrary() -> OfflineLibrary? { nil }
   public var serverReturn: ServerReturn { .free }
   public func chooseReturn() {}

@@ -20,7 +20,7 @@ public final class PlayerControl: ControlTarget {
     local = LocalCommandBackend(player: player, eventLoop: client.eventLoop)
     self.artwork = artwork
     nowPlaying = NowPlaying(artwork: artwork, snapshotPath: snapshotPath)
-    artwork?.kept = { [unowned player] in player.pinnedCoverIDs }
+    artwork?.kept = { [unowned player] in Set(player.pinnedCoverIDs) }
   }
 
   /// A cover by id (the page's URL changes with the track); waits up to 3 s for one being
@@ -65,15 +65,37 @@ public final class PlayerControl: ControlTarget {
   }
 
   /// Fetches the covers of every track in the queue view, then of pinned music, so offline
-  /// playback and the pins have art too.
+  /// playback and the pins have art too. One at a time: the next tick takes the next one. The pinned
+  /// covers are gone through once (each asked for once, in order), again when the pins change or
+  /// after `pinnedCoverRecheckTicks`: an idle player with thousands of pinned tracks looks at
+  /// nothing.
   public func prefetchArtwork() {
     guard let artwork, player.controlMode == .online else { return }
-    let queued = (player.queueSnapshot?.tracks ?? []).compactMap(\.coverID)
-    for coverID in queued + player.pinnedCoverIDs.sorted() where !artwork.hasImage(coverID) {
+    for coverID in (player.queueSnapshot?.tracks ?? []).compactMap(\.coverID) where !artwork.hasImage(coverID) {
       artwork.image(coverID) { _ in }
-      return  // one at a time: the next tick takes the next one
+      return
     }
+    let pinned = player.pinnedCoverIDs
+    pinnedCoverPass.ticks += 1
+    if pinned != pinnedCoverPass.covers || pinnedCoverPass.ticks >= Self.pinnedCoverRecheckTicks {
+      pinnedCoverPass = (pinned, 0, 0)
+    }
+    guard pinnedCoverPass.next < pinned.count else { return }
+    while pinnedCoverPass.next < pinned.count {
+      let coverID = pinned[pinnedCoverPass.next]
+      pinnedCoverPass.next += 1
+      if !artwork.hasImage(coverID) {
+        artwork.image(coverID) { _ in }
+        return
+      }
+    }
+    oneOffWorkDone?()
   }
+
+  /// Where the pass over the pinned covers stands: those before `next` were there or asked for.
+  private var pinnedCoverPass: (covers: [String], next: Int, ticks: Int) = ([], 0, 0)
+  /// Ten minutes of 2 s ticks: a cover that failed (the server away) is asked for again then.
+  private static let pinnedCoverRecheckTicks = 300
 
   public func statusReady(on loop: any EventLoop) -> EventLoopFuture<Void> { player.controlWanted() }
 
@@ -117,8 +139,13 @@ public final class PlayerControl: ControlTarget {
 
   public func pins() -> JSONValue { ["pins": .array(player.pinProgress.map(\.json))] }
 
+  /// Told when work that will not recur soon is done (a library answered, a pass over the pinned
+  /// covers): the code and memory it used can go back (`Player`'s code release).
+  public var oneOffWorkDone: (@Sendable () -> Void)?
+
   public func library(query: [String: String]) -> JSONValue? {
     guard let library = player.offlineLibrary() else { return nil }
+    defer { oneOffWorkDone?() }
     if let id = query["album"] { return library.album(id: id)?.json }
     if let text = query["q"] {
       let found = library.search(text)

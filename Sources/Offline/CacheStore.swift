@@ -5,42 +5,44 @@ import Support
 import Synchronization
 
 /// Identifies a cached file by what it is, not by LMS's track id (which changes when the
-/// library is rescanned): the server, the track's URL and its size.
+/// library is rescanned): the server, the track's URL and its size, hashed (FNV-1a, 64 bits). Its
+/// 16 hex digits name the file.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-  public let value: String
+  public let raw: UInt64
 
   public init(server: String, url: String, fileSize: Int?) {
-    value = CacheFiles.hex(CacheFiles.fnv1a("\(server)\n\(url)\n\(fileSize ?? -1)"))
+    raw = CacheFiles.fnv1a("\(server)\n\(url)\n\(fileSize ?? -1)")
   }
 
-  init(value: String) { self.value = value }
+  init(raw: UInt64) { self.raw = raw }
 
+  /// From a file name or an index line: exactly the 16 lower-case hex digits the key would write.
+  public init?(hex: some StringProtocol) {
+    guard hex.utf8.count == 16, let raw = UInt64(hex, radix: 16), CacheFiles.hex(raw) == hex else { return nil }
+    self.raw = raw
+  }
+
+  public var value: String { CacheFiles.hex(raw) }
   public var description: String { value }
 }
 
-/// One complete, verified file in the cache.
+/// One complete, verified file in the cache: what the store keeps in memory for it (what the file
+/// is lives in its `CacheRecord`, on disk).
 public struct CacheEntry: Equatable, Sendable {
   public var key: CacheKey
-  public var url: String
-  public var type: String
   public var size: Int
   public var checksum: UInt64
   /// The file's modification time when it was verified: a change means it must be rechecked.
   public var modified: Int
   /// Larger is more recent (least recently used goes first).
   public var lastUsed: Int
-  /// What the server said the file is (title, artist, album, ids), for a library built without it.
-  public var track: QueueTrack?
-  /// The server it came from (`LMSEndpoint.identity`, what its key was made with).
-  public var server: String?
-
-  var fileName: String { key.value + ".audio" }
 }
 
-/// The cache folder: complete files named by key, `.part` files being downloaded, and
-/// `index.json`, rewritten atomically after every change so a restart finds what it left.
+/// The cache folder: complete files named by key, `.part` files being downloaded, `index.json`
+/// (each file's size, checksum, time and use), rewritten atomically after every change so a restart
+/// finds what it left, and `records.jsonl`, what each file is (`CacheRecords`), kept on disk only.
 /// Shared by the control loop (lookups) and the download loop (additions), hence the lock; no
-/// lock is held across file I/O except the index rewrite, which is small.
+/// lock is held across file I/O.
 ///
 /// Pinned files (the listener's, see `PinList`) are never evicted and count against their own cap,
 /// `pinCapacityBytes`; the others share `capacityBytes`, least recently used out first.
@@ -50,12 +52,15 @@ public final class CacheStore: Sendable {
   public let pinCapacityBytes: Int
   private let logger: Logger
   private let state = Mutex(State())
+  private let records: CacheRecords
 
   private struct State {
-    var entries: [CacheKey: CacheEntry] = [:]
+    var entries = CacheEntries()
     var pinned: Set<CacheKey> = []
     var clock = 0
     var writable = true
+    /// Lines in the records file, live or stale.
+    var recordLines = 0
 
     func bytes(pinned wanted: Bool) -> Int {
       entries.values.reduce(0) { $0 + (pinned.contains($1.key) == wanted ? $1.size : 0) }
@@ -73,6 +78,7 @@ public final class CacheStore: Sendable {
     self.pinCapacityBytes = pinCapacityBytes
     self.logger = logger
     self.owner = owner
+    records = CacheRecords(path: directory + "/records.jsonl", logger: logger)
   }
 
   var indexPath: String { directory + "/index.json" }
@@ -83,39 +89,46 @@ public final class CacheStore: Sendable {
   /// complete file the index does not list is taken in: a file gets its final name only once its
   /// download is complete and verified, so it was left by a crash before the index was written, or
   /// the index itself was lost or damaged, in which case the whole index is rebuilt from the files.
-  /// `pinned` (the saved pins' files) are spared by the eviction that follows.
+  /// `pinned` (the saved pins' files) are spared by the eviction that follows. An index of version
+  /// 1, which held the records too, has them moved to the records file.
   public func load(pinned: Set<CacheKey> = []) {
     guard FileIO.makeDirectories(directory) else {
       logger.error("cannot create \(directory): caching is off")
       state.withLock { $0.writable = false }
       return
     }
-    var entries: [CacheKey: CacheEntry] = [:]
+    var loaded: [CacheEntry] = []
     var listed: Set<CacheKey> = []
     var clock = 0
     var damaged = false
-    if let bytes = FileIO.read(indexPath, limit: 16 << 20) {
+    var movedRecords: [CacheRecord] = []
+    if let bytes = FileIO.read(indexPath, limit: 64 << 20) {
       do {
-        let index = try JSONValue(parsing: bytes)
-        for item in index["entries"]?.array ?? [] {
-          guard let entry = CacheEntry(item) else { continue }
+        try Self.forEachIndexEntry(in: bytes) { item, holdsRecords in
+          guard let entry = CacheEntry(item) else { return }
           listed.insert(entry.key)
           guard let status = CacheFiles.status(path(of: entry.key)), status.size == entry.size else {
             logger.warning("\(entry.key) is missing or has the wrong size: dropped")
-            continue
+            return
           }
-          entries[entry.key] = entry
+          loaded.append(entry)
           clock = max(clock, entry.lastUsed)
+          if holdsRecords, let record = CacheRecord(item) { movedRecords.append(record) }
         }
       } catch {
         logger.error("index unreadable (\(error)): rebuilding it from the files")
         damaged = true
       }
     }
+    var entries = CacheEntries(loaded)
+    loaded = []
     var adopted = 0
     for name in FileIO.entries(of: directory) where name.hasSuffix(".audio") {
-      let key = CacheKey(value: String(name.dropLast(6)))
-      guard entries[key] == nil else { continue }
+      let key = CacheKey(hex: name.dropLast(6))
+      guard let key, entries[key] == nil else {
+        if key == nil { CacheFiles.remove(directory + "/" + name) }
+        continue
+      }
       if !listed.contains(key), let entry = adopt(key) {
         entries[key] = entry
         adopted += 1
@@ -123,11 +136,18 @@ public final class CacheStore: Sendable {
         CacheFiles.remove(directory + "/" + name)
       }
     }
+    if !movedRecords.isEmpty {
+      records.replace(with: movedRecords)
+      logger.notice("\(movedRecords.count) track records moved out of the index into \(records.path)")
+    }
     let count = entries.count
+    let lines = records.lineCount()
+    let kept = lines > 2 * count + 64 ? records.compact { entries[$0] != nil } : lines
     state.withLock {
       $0.entries = entries
       $0.clock = clock
       $0.pinned = pinned
+      $0.recordLines = kept
     }
     if damaged || adopted > 0 {
       logger.notice("\(adopted) complete files the index did not list taken in")
@@ -137,15 +157,24 @@ public final class CacheStore: Sendable {
     persist()
   }
 
-  /// An entry for a complete file found without one. What only the download knew (the URL, the
-  /// type) stays empty; the checksum is taken now; it counts as the least recently used.
+  /// The index's entries, with whether they hold records (version 1). As `persist` writes it, one
+  /// entry a line, it is read a line at a time (`JSONLines`); any other layout (an earlier
+  /// version, an index edited by hand) is read whole.
+  static func forEachIndexEntry(in bytes: [UInt8], _ body: (JSONValue, Bool) -> Void) throws(JSONError) {
+    if try indexLayout.forEachItem(in: bytes, { body($0, false) }) != nil { return }
+    let index = try JSONValue(parsing: bytes)
+    let holdsRecords = (index["version"]?.int ?? 1) < 2
+    for item in index["entries"]?.array ?? [] { body(item, holdsRecords) }
+  }
+
+  private static let indexLayout = JSONLines(head: #"{"version":2,"entries":["#, tail: "]}")
+
+  /// An entry for a complete file found without one: the checksum is taken now; it counts as the
+  /// least recently used. It has no record (what only the download knew).
   private func adopt(_ key: CacheKey) -> CacheEntry? {
     let file = path(of: key)
-    guard key.value.count == 16, UInt64(key.value, radix: 16) != nil, let status = CacheFiles.status(file),
-      let checksum = CacheFiles.checksum(file)
-    else { return nil }
-    return CacheEntry(
-      key: key, url: "", type: "", size: status.size, checksum: checksum, modified: status.modified, lastUsed: 0)
+    guard let status = CacheFiles.status(file), let checksum = CacheFiles.checksum(file) else { return nil }
+    return CacheEntry(key: key, size: status.size, checksum: checksum, modified: status.modified, lastUsed: 0)
   }
 
   public var isWritable: Bool { state.withLock { $0.writable } }
@@ -172,20 +201,22 @@ public final class CacheStore: Sendable {
     state.withLock { $0.bytes(pinned: true) + bytes <= pinCapacityBytes }
   }
 
-  /// Every entry, for a library built from what the cache holds.
-  public var entries: [CacheEntry] { state.withLock { Array($0.entries.values) } }
-
-  /// The entry that records `track` (its file and size), whatever server's key it has: a player
-  /// started without its server learns from it which server its cache belongs to.
-  public func entry(recording track: QueueTrack) -> CacheEntry? {
-    state.withLock { state in
-      state.entries.values.first { $0.track?.url == track.url && $0.track?.fileSize == track.fileSize }
-    }
+  /// The records of the files cached now, read from disk, for a library built from what the cache
+  /// holds.
+  public func cachedRecords() -> [CacheRecord] {
+    Array(records.read { entry($0) != nil }.values)
   }
+
+  /// The record of a cached file that describes `track` (its URL and size), whatever server's
+  /// key it has: a player started without its server learns from it which server its cache
+  /// belongs to.
+  public func record(recording track: QueueTrack) -> CacheRecord? {
+    records.first(recording: track) { entry($0) != nil }
+  }
+
   public var keys: Set<CacheKey> { state.withLock { Set($0.entries.keys) } }
 
   public func entry(_ key: CacheKey) -> CacheEntry? { state.withLock { $0.entries[key] } }
-
   /// The path of a complete file, marking it recently used.
   public func lookUp(_ key: CacheKey) -> String? {
     let found = state.withLock { state -> Bool in
@@ -238,11 +269,17 @@ public final class CacheStore: Sendable {
       return false
     }
     guard let status = CacheFiles.status(file) else { return false }
-    state.withLock { state in
+    records.append(CacheRecord(key: key, url: url, type: type, server: server, track: track))
+    let lines = state.withLock { state in
       state.clock += 1
       state.entries[key] = CacheEntry(
-        key: key, url: url, type: type, size: status.size, checksum: checksum, modified: status.modified,
-        lastUsed: state.clock, track: track, server: server)
+        key: key, size: status.size, checksum: checksum, modified: status.modified, lastUsed: state.clock)
+      state.recordLines += 1
+      return (total: state.recordLines, live: state.entries.count)
+    }
+    if lines.total > 2 * lines.live + 64 {
+      let kept = records.compact { entry($0) != nil }
+      state.withLock { $0.recordLines = kept }
     }
     evict(protecting: protected.union([key]))
     persist()
@@ -284,13 +321,16 @@ public final class CacheStore: Sendable {
     }
   }
 
+  /// Written as text directly (no document tree): it runs after every download, and a tree of
+  /// thousands of small values would leave the heap larger than the player needs when idle.
   private func persist() {
-    let entries = state.withLock { Array($0.entries.values) }
-    let document: JSONValue = [
-      "version": 1, "entries": .array(entries.sorted { $0.lastUsed < $1.lastUsed }.map(\.json)),
-    ]
+    let entries = state.withLock { $0.entries.values.sorted { $0.lastUsed < $1.lastUsed } }
+    let lines = entries.map { entry in
+      "{\"key\":\"\(entry.key.value)\",\"size\":\(entry.size),\"checksum\":\"\(CacheFiles.hex(entry.checksum))\","
+        + "\"modified\":\(entry.modified),\"used\":\(entry.lastUsed)}"
+    }
     do {
-      try FileIO.writeAtomically(indexPath, Array(document.encoded.utf8))
+      try FileIO.writeAtomically(indexPath, Self.indexLayout.document(lines))
     } catch {
       logger.error("cannot write the index: \(error)")
     }
@@ -298,24 +338,13 @@ public final class CacheStore: Sendable {
 }
 
 extension CacheEntry {
-  var json: JSONValue {
-    var members: [String: JSONValue] = [
-      "key": .string(key.value), "url": .string(url), "type": .string(type), "size": .number(Double(size)),
-      "checksum": .string(CacheFiles.hex(checksum)), "modified": .number(Double(modified)),
-      "used": .number(Double(lastUsed)),
-    ]
-    if let track { members["track"] = track.json }
-    if let server { members["server"] = .string(server) }
-    return .object(members)
-  }
-
+  /// An entry of the index (version 2, or 1, whose entries also held the record).
   init?(_ value: JSONValue) {
-    guard let key = value["key"]?.string, key.count == 16, let size = value["size"]?.int,
+    guard let key = value["key"]?.string.flatMap(CacheKey.init(hex:)), let size = value["size"]?.int,
       let checksum = value["checksum"]?.string.flatMap({ UInt64($0, radix: 16) })
     else { return nil }
     self.init(
-      key: CacheKey(value: key), url: value["url"]?.string ?? "", type: value["type"]?.string ?? "", size: size,
-      checksum: checksum, modified: value["modified"]?.int ?? 0, lastUsed: value["used"]?.int ?? 0,
-      track: value["track"].flatMap { QueueTrack($0, index: 0) }, server: value["server"]?.string)
+      key: key, size: size, checksum: checksum, modified: value["modified"]?.int ?? 0,
+      lastUsed: value["used"]?.int ?? 0)
   }
 }

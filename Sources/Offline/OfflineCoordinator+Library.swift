@@ -6,8 +6,11 @@ import NIOCore
 /// queue of its own, played from the cache as LMS's would be: gapless, each next track queued
 /// behind the one heard as that one finishes decoding.
 extension OfflineCoordinator {
-  /// Built from the cache index when asked (a few milliseconds for thousands of tracks).
-  public var library: OfflineLibrary { OfflineLibrary(entries: store.entries, pinned: pins.keys) }
+  /// Built from the cache's records when asked (read from disk: tens of milliseconds for thousands
+  /// of tracks, and nothing held once answered).
+  public var library: OfflineLibrary {
+    OfflineLibrary(records: store.cachedRecords(), pinned: store.isPinned)
+  }
 
   /// Whether edits go to the player's own queue rather than to LMS.
   var editsLocally: Bool {

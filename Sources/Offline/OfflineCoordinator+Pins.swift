@@ -33,9 +33,10 @@ extension OfflineCoordinator {
   /// At start: the pins saved, their files marked as kept.
   func loadPins() {
     guard let saved = PinList.load(from: pinsPath) else { return }
-    pins = saved
-    store.setPinned(pins.keys)
-    logger.info("pins: \(pins.pins.count) (\(pins.keys.count) tracks)")
+    pins = PinnedMusic(saved) { store.entry($0) != nil }
+    let keys = saved.keys
+    store.setPinned(keys)
+    logger.info("pins: \(pins.pins.count) (\(keys.count) tracks, \(pins.waiting.count) to download)")
   }
 
   /// Pins the album, playlist or track `id` (nil: the one heard now; a playlist may be named).
@@ -66,13 +67,13 @@ extension OfflineCoordinator {
             throw PinError.notFound(kind, "\(id)")
           }
           try keep(pin)
-          return progress(of: pin)
+          return progress(of: PinSummary(pin))
         }
     }
   }
 
   private func keep(_ pin: Pin) throws(PinError) {
-    var updated = pins
+    var updated = try savedPins()
     updated.add(pin)
     try adopt(updated)
     logger.notice("pins: \(pin.kind.rawValue) '\(pin.title)' pinned (\(pin.tracks.count) tracks)")
@@ -81,7 +82,7 @@ extension OfflineCoordinator {
   /// Unpins; its files stay cached as ordinary entries (evicted as the cache needs room). Pins
   /// can be removed with the server away.
   public func unpin(_ kind: Pin.Kind, id: Int) throws(PinError) -> Pin? {
-    var updated = pins
+    var updated = try savedPins()
     guard
       let server = serverIdentity ?? client.endpoint?.identity
         ?? pins.pins.first(where: { $0.kind == kind && $0.id == id })?.server,
@@ -92,6 +93,14 @@ extension OfflineCoordinator {
     return removed
   }
 
+  /// The whole list, as saved (the player holds only its summary). A list that was there and can no
+  /// longer be read is not taken for an empty one: that would unpin everything.
+  private func savedPins() throws(PinError) -> PinList {
+    if let saved = PinList.load(from: pinsPath) { return saved }
+    guard pins.pins.isEmpty else { throw .cannotSave("\(pinsPath) can no longer be read") }
+    return PinList()
+  }
+
   /// The list saved first (a list that cannot be saved changes nothing), then its files kept and
   /// what is missing planned.
   private func adopt(_ updated: PinList) throws(PinError) {
@@ -100,8 +109,8 @@ extension OfflineCoordinator {
     } catch {
       throw .cannotSave("\(error)")
     }
-    pins = updated
-    store.setPinned(pins.keys)
+    pins = PinnedMusic(updated) { store.entry($0) != nil }
+    store.setPinned(updated.keys)
     planDownloads()
   }
 
@@ -109,20 +118,20 @@ extension OfflineCoordinator {
     pins.pins.map(progress(of:))
   }
 
-  func progress(of pin: Pin) -> PinProgress {
+  func progress(of pin: PinSummary) -> PinProgress {
     PinProgress(pin: pin) { [store] key in store.entry(key)?.size }
   }
 
   /// The covers of pinned music, kept with it.
-  public var pinnedCoverIDs: Set<String> {
-    Set(pins.pins.flatMap { $0.tracks.compactMap(\.coverID) })
-  }
+  public var pinnedCoverIDs: [String] { pins.coverIDs }
 
   /// The pinned tracks of the current server not cached yet, less those already planned.
   func pinnedDownloads(after planned: Set<CacheKey>) -> [PlannedDownload] {
-    guard let server = serverIdentity ?? client.endpoint?.identity else { return [] }
+    // Everything pinned is cached: nothing to look at (the common case, every poll).
+    guard !pins.waiting.isEmpty, let server = serverIdentity ?? client.endpoint?.identity else { return [] }
     var planned = planned
-    return pins.plannedTracks.compactMap { key, track, pinServer in
+    pins.dropCached { store.entry($0) != nil }
+    return pins.waiting.compactMap { key, track, pinServer in
       guard pinServer == server, Codec(fileType: track.type) != nil, store.entry(key) == nil,
         planned.insert(key).inserted
       else { return nil }

@@ -85,7 +85,7 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
   var joinedTrack: (track: Int, origin: Int)?
   let groupLogger: Logger
   /// What the listener pinned (`OfflineCoordinator+Pins`).
-  var pins = PinList()
+  var pins = PinnedMusic()
   /// The listener's choice when the server returns (`OfflineCoordinator+Return`).
   public internal(set) var serverReturn = ServerReturn.free
   var returnProbe: AlignedTick?
@@ -367,7 +367,7 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
   func key(for track: QueueTrack) -> CacheKey? {
     if let endpoint = client.endpoint { serverIdentity = endpoint.identity }
     // Started without its server and with no saved state: the cache says which server it holds.
-    if serverIdentity == nil, let server = store.entry(recording: track)?.server { serverIdentity = server }
+    if serverIdentity == nil, let server = store.record(recording: track)?.server { serverIdentity = server }
     guard let serverIdentity else { return nil }
     return CacheKey(server: serverIdentity, url: track.url, fileSize: track.fileSize)
   }

@@ -1,8 +1,9 @@
 import LMSControl
 
 /// What the cache holds, as a listener browses it: albums with their covers and tracks, by
-/// artist, and a search. Built from the index's track records alone, so it needs no server; files
-/// cached before their entries recorded a track (or taken in without one) are left out.
+/// artist, and a search. Built from the cache's records alone, so it needs no server; files
+/// cached without a track record (taken in after a crash, or from a server that gave none) are
+/// left out.
 public struct OfflineLibrary: Sendable {
   public struct Track: Equatable, Sendable {
     public var key: CacheKey
@@ -26,12 +27,12 @@ public struct OfflineLibrary: Sendable {
   private var albumIndex: [String: Int] = [:]
   private var trackIndex: [CacheKey: Track] = [:]
 
-  public init(entries: [CacheEntry], pinned: Set<CacheKey>) {
+  public init(records: [CacheRecord], pinned: (CacheKey) -> Bool) {
     var grouped: [String: Album] = [:]
-    for entry in entries {
-      guard let record = entry.track, !record.title.isEmpty else { continue }
-      let track = Track(key: entry.key, record: record, pinned: pinned.contains(entry.key))
-      trackIndex[entry.key] = track
+    for cached in records {
+      guard let record = cached.track, !record.title.isEmpty else { continue }
+      let track = Track(key: cached.key, record: record, pinned: pinned(cached.key))
+      trackIndex[cached.key] = track
       let id =
         record.albumID.map { "a\($0)" }
         ?? "n" + CacheKey(server: "", url: record.artist + "\n" + record.album, fileSize: nil).value
@@ -59,7 +60,7 @@ public struct OfflineLibrary: Sendable {
 
   public func album(id: String) -> Album? { albumIndex[id].map { albums[$0] } }
 
-  public func track(key: String) -> Track? { trackIndex[CacheKey(value: key)] }
+  public func track(key: String) -> Track? { CacheKey(hex: key).flatMap { trackIndex[$0] } }
 
   /// Albums whose title or artist holds every word of `text`, and tracks whose title, artist or
   /// album does (case aside), at most `limit` of each.

@@ -143,6 +143,7 @@ public final class Player {
       controlled = coordinator
       loop.execute { coordinator.start() }
     }
+    let releaseCode = releaseCodeOnceUsed(loop: loop)
     var controlServer: ControlServer?
     var onlineView: OnlinePlayerView?
     if let control = settings.control, let lmsClient {
@@ -164,6 +165,7 @@ public final class Player {
       let target = PlayerControl(
         player: player, client: lmsClient, artwork: artwork,
         snapshotPath: stateFolder.map { $0 + "/nowplaying.json" })
+      target.oneOffWorkDone = releaseCode.afterOneOffWork
       // Clients on the network reach the API by the machine's name as well as by address.
       let server = ControlServer(
         eventLoop: loop, token: control.token, ownNames: [control.host, HostName.current()], target: target,
@@ -202,13 +204,13 @@ public final class Player {
     }
     // The engine's events go to the session (through the offline side when there is one); the
     // power hooks and the code release follow them too.
-    let releaseCode = releaseCodeOnceUsed(loop: loop)
+
     let downstream = streamingEngine.onEvent
     streamingEngine.onEvent = { event in
       downstream?(event)
       switch event {
       case .powerChanged(let on): powerChanged?(on)
-      case .streamRequested, .trackStarted: releaseCode(event)
+      case .streamRequested, .trackStarted: releaseCode.afterEvent(event)
       default: break
       }
     }
@@ -252,9 +254,12 @@ public final class Player {
   /// fault back from the page cache when next used) and returning the free heap keeps resident
   /// what playing uses. Start-up's pages go when the server first asks for a stream (2 s after
   /// the start at the latest), before the buffers fill; a stream or track start is followed by
-  /// drops 2 s and 10 s later, a new start moving them, so a run of skips costs two. Set before
-  /// the client starts, so the control loop only ever reads them.
-  private func releaseCodeOnceUsed(loop: any EventLoop) -> (EngineEvent) -> Void {
+  /// drops 2 s and 10 s later, a new start moving them, so a run of skips costs two; so is work
+  /// the control API does once in a while (a library answered, a pass over the pinned covers).
+  /// Set before the client starts, so the control loop only ever reads them.
+  private func releaseCodeOnceUsed(
+    loop: any EventLoop
+  ) -> (afterEvent: (EngineEvent) -> Void, afterOneOffWork: @Sendable () -> Void) {
     let logger = logger
     let release: @Sendable (String) -> Void = { what in
       let bytes = slimplay_release_program_pages()
@@ -275,9 +280,12 @@ public final class Player {
       }
     }
     loop.scheduleTask(in: .seconds(2)) { releaseStartUp() }
-    return { event in
-      if event == .streamRequested { releaseStartUp() }
-      releaseAfterStarting()
-    }
+    return (
+      afterEvent: { event in
+        if event == .streamRequested { releaseStartUp() }
+        releaseAfterStarting()
+      },
+      afterOneOffWork: { loop.execute { releaseAfterStarting() } }
+    )
   }
 }

@@ -53,6 +53,29 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     #expect(a.value.count == 16)
   }
 
+  @Test func entriesAreFoundInsertedAndRemovedByKey() {
+    func entry(_ raw: UInt64, size: Int) -> CacheEntry {
+      CacheEntry(key: CacheKey(raw: raw), size: size, checksum: raw, modified: 0, lastUsed: 0)
+    }
+    var entries = CacheEntries([entry(9, size: 1), entry(3, size: 1), entry(9, size: 2), entry(5, size: 1)])
+    #expect(entries.values.map(\.key.raw) == [3, 5, 9])
+    #expect(entries[CacheKey(raw: 9)]?.size == 2, "the later of two with one key stays")
+    var reference: [UInt64: Int] = [3: 1, 5: 1, 9: 2]
+    var generator = SystemRandomNumberGenerator()
+    for step in 0..<2000 {
+      let raw = UInt64.random(in: 0..<64, using: &generator)
+      if step % 3 == 0 {
+        #expect(entries.removeValue(forKey: CacheKey(raw: raw))?.size == reference.removeValue(forKey: raw))
+      } else {
+        entries[CacheKey(raw: raw)] = entry(raw, size: step)
+        reference[raw] = step
+      }
+    }
+    #expect(entries.values.map(\.key.raw) == reference.keys.sorted())
+    #expect(entries.values.map(\.size) == reference.sorted { $0.key < $1.key }.map(\.value))
+    #expect(entries[CacheKey(raw: 64)] == nil)
+  }
+
   @Test func theIndexSurvivesARestartDropsWhatNoLongerMatchesAndTakesInWhatItMissed() {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }
@@ -67,7 +90,7 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     write(folder + "/stray.audio", [4, 5, 6])  // not a name the cache gives
 
     let reopened = loadedStore(folder)
-    let missed = CacheKey(value: "ffffffffffffffff")
+    let missed = CacheKey(hex: "ffffffffffffffff")!
     #expect(reopened.keys == [kept, missed])
     #expect(reopened.lookUp(kept) == store.path(of: kept))
     #expect(reopened.entry(missed)?.size == 3)
@@ -91,9 +114,14 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
         #expect(rebuilt.entry(entry.key)?.checksum == entry.checksum)
         #expect(rebuilt.verify(entry.key, expectedSize: entry.size))
       }
-      // and written back: the next start reads it
-      let index = try JSONValue(parsing: FileIO.read(folder + "/index.json", limit: 1 << 20) ?? [])
+      // and written back, one entry a line: the next start reads it
+      let written = FileIO.read(folder + "/index.json", limit: 1 << 20) ?? []
+      let index = try JSONValue(parsing: written)
       #expect(index["entries"]?.array?.count == 3)
+      #expect(written.split(separator: UInt8(ascii: "\n")).count == 5)
+      var read: [JSONValue] = []
+      try CacheStore.forEachIndexEntry(in: written) { item, _ in read.append(item) }
+      #expect(read == index["entries"]?.array)
     }
   }
 
@@ -183,8 +211,55 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
         key, url: track.url, type: track.type, from: store.partialPath(of: key),
         checksum: CacheFiles.checksum(store.partialPath(of: key))!, protected: [], track: track, server: "lms:9000"))
     let reloaded = loadedStore(folder)
-    #expect(reloaded.entry(key)?.track == track)
-    #expect(reloaded.entry(recording: track)?.server == "lms:9000")
+    #expect(
+      reloaded.cachedRecords() == [CacheRecord(key: key, url: track.url, type: "flc", server: "lms:9000", track: track)]
+    )
+    #expect(reloaded.record(recording: track)?.server == "lms:9000")
+    // Gone from the cache, its record no longer counts.
+    reloaded.remove(key)
+    #expect(reloaded.cachedRecords().isEmpty)
+    #expect(reloaded.record(recording: track) == nil)
+  }
+
+  @Test func recordsLeaveTheIndexOfAnEarlierVersionAndStaleOnesAreDroppedInTime() throws {
+    let folder = temporaryFolder()
+    defer { removeFolder(folder) }
+    // A version 1 index: each entry held its record.
+    let bytes = Array(repeating: UInt8(5), count: 300)
+    let key = CacheKey(server: "lms:9000", url: "file:///a.flac", fileSize: bytes.count)
+    write(folder + "/" + key.value + ".audio", bytes)
+    let status = try #require(CacheFiles.status(folder + "/" + key.value + ".audio"))
+    let checksum = CacheFiles.hex(try #require(CacheFiles.checksum(folder + "/" + key.value + ".audio")))
+    let old = """
+      {"version":1,"entries":[{"key":"\(key.value)","url":"file:///a.flac","type":"flc","size":300,
+      "checksum":"\(checksum)","modified":\(status.modified),"used":4,"server":"lms:9000",
+      "track":{"playlist index":0,"id":5,"title":"Five","url":"file:///a.flac","type":"flc","filesize":300}}]}
+      """
+    write(folder + "/index.json", Array(old.utf8))
+    let store = loadedStore(folder, capacity: 1 << 30)
+    #expect(store.entry(key)?.checksum == UInt64(checksum, radix: 16))
+    #expect(store.cachedRecords().map(\.track?.title) == ["Five"])
+    let index = try JSONValue(parsing: FileIO.read(folder + "/index.json") ?? [])
+    #expect(index["version"] == 2)
+    #expect(index["entries"]?[0]?["track"] == nil, "the index keeps sizes and times only")
+
+    // Many files come and go: the records file keeps the live ones, the newest of each, and a
+    // line torn by a full disk is skipped.
+    var last: CacheKey = key
+    for round in 0..<200 {
+      store.remove(last)
+      last = addFile(store, url: "file:///\(round)", bytes: Array(repeating: UInt8(round & 0xff), count: 100 + round))
+    }
+    let recordsPath = folder + "/records.jsonl"
+    let fd = open(recordsPath, O_WRONLY | O_APPEND)
+    _ = Array(#"{"key":"00000000000000"#.utf8).withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+    let reopened = loadedStore(folder, capacity: 1 << 30)
+    #expect(reopened.cachedRecords().map(\.url) == ["file:///199"])
+    addFile(reopened, url: "file:///after", bytes: [1, 2, 3])
+    #expect(Set(reopened.cachedRecords().map(\.url)) == ["file:///199", "file:///after"])
+    let lines = (FileIO.readText(recordsPath) ?? "").split(separator: "\n")
+    #expect(lines.count < 2 * 1 + 64 + 1, "stale lines were dropped")
   }
 
   @Test func savedPlaybackRoundTrips() throws {

@@ -12,10 +12,8 @@ private func track(
     type: "flc", fileSize: 1000 + id, coverID: cover, albumID: albumID, trackNumber: number, disc: disc)
 }
 
-private func entry(_ track: QueueTrack?, key: String) -> CacheEntry {
-  CacheEntry(
-    key: CacheKey(value: key), url: track?.url ?? "", type: "flc", size: 10, checksum: 1, modified: 0, lastUsed: 0,
-    track: track)
+private func entry(_ track: QueueTrack?, key: String) -> CacheRecord {
+  CacheRecord(key: CacheKey(hex: key)!, url: track?.url ?? "", type: "flc", server: "lms:9000", track: track)
 }
 
 @Suite struct OfflineLibraryTests {
@@ -28,7 +26,7 @@ private func entry(_ track: QueueTrack?, key: String) -> CacheEntry {
   ]
 
   @Test func albumsByArtistTheirTracksByDiscAndNumber() throws {
-    let library = OfflineLibrary(entries: Self.entries, pinned: [CacheKey(value: "0000000000000001")])
+    let library = OfflineLibrary(records: Self.entries, pinned: { $0 == CacheKey(hex: "0000000000000001") })
     #expect(library.albums.map(\.title) == ["Alpha", "Beta"])
     #expect(library.trackCount == 4)
     let alpha = try #require(library.album(id: "a1"))
@@ -45,7 +43,7 @@ private func entry(_ track: QueueTrack?, key: String) -> CacheEntry {
   }
 
   @Test func searchFindsEveryWordInTitlesArtistsAndAlbums() {
-    let library = OfflineLibrary(entries: Self.entries, pinned: [])
+    let library = OfflineLibrary(records: Self.entries, pinned: { _ in false })
     #expect(library.search("alpha").albums.map(\.title) == ["Alpha"])
     #expect(library.search("ALPHA third").tracks.map(\.record.title) == ["Third"])
     #expect(library.search("bob").tracks.map(\.record.title) == ["Lonely"])

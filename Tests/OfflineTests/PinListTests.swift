@@ -70,7 +70,7 @@ private func json(_ text: String) -> JSONValue { try! JSONValue(parsing: Array(t
   @Test func progressCountsWhatIsCached() throws {
     let album = try #require(PinResolver.pin(.album, id: 1, server: "lms:9000", reply: json(albumReply)))
     let first = album.keys[0]
-    let progress = PinProgress(pin: album) { $0 == first ? 93_767 : nil }
+    let progress = PinProgress(pin: PinSummary(album)) { $0 == first ? 93_767 : nil }
     #expect(progress.cachedTracks == 1)
     #expect(progress.cachedBytes == 93_767)
     #expect(progress.totalBytes == 93_767 + 103_852)

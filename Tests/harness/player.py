@@ -14,6 +14,29 @@ def state_folder(state_dir: Path, mac: str) -> Path:
     return state_dir / mac.lower().replace(":", "-")
 
 
+def cache_entries(cache: Path) -> list[dict]:
+    """The cache's complete files as its index lists them (key, size, checksum, times), each with what
+    its newest line of records.jsonl says it is (url, type, server, track); [] while the index cannot
+    be read."""
+    import json
+
+    try:
+        entries = json.loads((cache / "index.json").read_text())["entries"]
+    except (OSError, ValueError, KeyError):
+        return []
+    records = {}
+    try:
+        for line in (cache / "records.jsonl").read_text().splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a crash: the player skips it too
+            records[record.get("key")] = record
+    except OSError:
+        pass
+    return [{**records.get(entry["key"], {}), **entry} for entry in entries]
+
+
 def binary_path() -> str:
     path = os.environ.get("SLIMPLAY_BIN")
     if path:

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from harness.media import Capture
-from harness.player import state_folder
+from harness.player import cache_entries, state_folder
 
 MAC = "02:11:22:33:44:70"
 BYTES_PER_SECOND = 44100 * 4  # `-a 16`: 16-bit stereo
@@ -211,10 +211,7 @@ def test_resync_after_a_20_s_outage_brings_lms_to_the_true_position(lms_factory,
 
 
 def index_entries(tmp_path):
-    try:
-        return json.loads((tmp_path / "cache" / "index.json").read_text())["entries"]
-    except (OSError, ValueError, KeyError):
-        return []
+    return cache_entries(tmp_path / "cache")
 
 
 def test_resync_after_the_server_forgot_the_player_and_server_control_works_after(

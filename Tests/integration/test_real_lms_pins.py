@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from harness.lms import free_port
-from harness.player import binary_path
+from harness.player import binary_path, cache_entries
 from harness.real_lms import LMSError
 
 MAC = "02:11:22:33:44:a1"
@@ -42,12 +42,8 @@ def wait_until(condition, timeout: float, what: str):  # noqa: ANN001
 
 def cached_files(cache: Path) -> dict[str, bytes]:
     """What the cache holds, by the source file's path (from each entry's track record)."""
-    try:
-        entries = json.loads((cache / "index.json").read_text())["entries"]
-    except (OSError, ValueError, KeyError):
-        return {}
     files = {}
-    for entry in entries:
+    for entry in cache_entries(cache):
         url = entry.get("track", {}).get("url", entry.get("url", ""))
         with contextlib.suppress(OSError):
             files[urllib.parse.unquote(urllib.parse.urlparse(url).path)] = (cache / f"{entry['key']}.audio").read_bytes()

@@ -70,15 +70,26 @@ extension OfflineCoordinator {
     // without building the state to compare.
     let shape = SavedShape(
       server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
-      sampleRate: position.sampleRate, ledgerRevision: ledger.revision)
+      sampleRate: position.sampleRate, ledgerRevision: ledger.revision, listenerEdits: machine.listenerEdits)
     if !now, shape == lastSavedShape, clock - lastSavedAt < Self.positionSaveInterval { return }
     let group = machine.group.flatMap { $0.contains(machine.player) ? $0 : nil }
+    // The server's queue is saved from the heard track on (it may be long, and the server keeps it);
+    // the listener's whole, being the player's own.
+    let owner: SavedPlayback.QueueOwner =
+      machine.serverQueueBeforeListenersEdits.map { before in
+        .listener(
+          serverQueue: before.latest.map {
+            SavedPlayback.Queue(
+              tracks: before.tracks, current: $0.currentIndex ?? 0, trackCount: before.trackCount,
+              playlistTimestamp: $0.playlistTimestamp)
+          })
+      } ?? .server
     let saved = SavedPlayback(
       server: serverIdentity, playlistTimestamp: ledger.latest?.playlistTimestamp, index: position.index,
       position: position.seconds, sampleRate: position.sampleRate, trackCount: ledger.trackCount,
-      queue: ledger.tracks.filter { $0.index >= position.index }, group: group,
+      queue: owner == .server ? ledger.tracks.filter { $0.index >= position.index } : ledger.tracks, group: group,
       groupAddresses: group == nil ? [:] : groupAddresses,
-      playDelayMilliseconds: group == nil ? 0 : playDelayMilliseconds)
+      playDelayMilliseconds: group == nil ? 0 : playDelayMilliseconds, owner: owner)
     guard saved != lastSaved else { return }
     let onlyMoved = !now && lastSaved.map(saved.differsOnlyInPosition(from:)) == true
     if onlyMoved, clock - lastSavedAt < Self.positionSaveInterval { return }
@@ -102,16 +113,29 @@ extension OfflineCoordinator {
     var index: Int
     var sampleRate: Int
     var ledgerRevision: Int
+    var listenerEdits: Int
   }
 
   private func resume(_ saved: SavedPlayback) {
     serverIdentity = saved.server
-    machine.resumeSaved(
-      .restored(
-        queue: saved.queue, current: saved.index, trackCount: saved.trackCount,
-        playlistTimestamp: saved.playlistTimestamp, time: saved.position))
+    let ledger = QueueLedger.restored(
+      queue: saved.queue, current: saved.index, trackCount: saved.trackCount,
+      playlistTimestamp: saved.playlistTimestamp, time: saved.position)
+    switch saved.owner {
+    case .server:
+      machine.resumeSaved(ledger)
+    case .listener(let before):
+      let serverQueue = before.map {
+        QueueLedger.restored(
+          queue: $0.tracks, current: $0.current, trackCount: $0.trackCount, playlistTimestamp: $0.playlistTimestamp,
+          time: 0)
+      }
+      machine.resumeListenersQueue(ledger, serverQueueBefore: serverQueue ?? QueueLedger())
+    }
     guard let track = saved.queue.first(where: { $0.index == saved.index }) else { return }
-    logger.notice("offline: no server; resuming track \(saved.index + 1) '\(track.title)' at \(saved.position) s")
+    let whose = saved.owner == .server ? "" : " of the listener's queue"
+    logger.notice(
+      "offline: no server; resuming track \(saved.index + 1)\(whose) '\(track.title)' at \(saved.position) s")
     playLocal(track, seconds: saved.position, sampleRate: saved.sampleRate)
     followReturnChoice()
   }

@@ -107,6 +107,7 @@ extension OfflineCoordinator {
     do {
       try updated.save(to: pinsPath)
     } catch {
+      logger.error("pins: \(error): the pins are left as they were")
       throw .cannotSave("\(error)")
     }
     pins = PinnedMusic(updated) { store.entry($0) != nil }

@@ -76,6 +76,8 @@ public struct OfflineStateMachine: Sendable {
   /// The queue the server had when the listener first edited the queue with it away: the
   /// listener's queue replaces the server's at the return unless the server's was edited too.
   public internal(set) var serverQueueBeforeListenersEdits: QueueLedger?
+  /// The listener's queue edits so far: a saved state follows each one at once.
+  public private(set) var listenerEdits = 0
   /// Resync attempts that failed in a row (LMS takes SlimProto before its web server is up).
   var resyncFailures = 0
   /// Jumps asked of the server on this connection whose stream has not been adopted: a jump given
@@ -323,7 +325,16 @@ public struct OfflineStateMachine: Sendable {
   /// The listener edited the queue with the server away: `edited` is the player's own now.
   public mutating func listenerEditedQueue(_ edited: QueueLedger) {
     if serverQueueBeforeListenersEdits == nil { serverQueueBeforeListenersEdits = ledger }
+    listenerEdits += 1
     resumeSaved(edited)
+  }
+
+  /// A restart with the server away resumes a queue the listener had built: it stays the
+  /// listener's, to be put on the server at the return as if the player had never stopped.
+  /// `serverQueueBefore` is the server's queue then (empty: the player had not heard the server).
+  public mutating func resumeListenersQueue(_ ledger: QueueLedger, serverQueueBefore: QueueLedger) {
+    serverQueueBeforeListenersEdits = serverQueueBefore
+    resumeSaved(ledger)
   }
 
   /// Local control replaced everything that played.

@@ -22,6 +22,31 @@ public struct SavedPlayback: Equatable, Sendable {
   public var groupAddresses: [String: String] = [:]
   /// LMS's audio delay for this player in its group (`playDelay`, ms), kept by the group's clock.
   public var playDelayMilliseconds = 0
+  /// Whose queue it is: the server's, or one the listener built with the server away.
+  public var owner: QueueOwner = .server
+
+  public enum QueueOwner: Equatable, Sendable {
+    case server
+    /// The whole queue is saved (it is the player's own), with the server's queue when the listener
+    /// first edited (nil: the player had not heard the server), to tell at the return whether the
+    /// server's was edited meanwhile.
+    case listener(serverQueue: Queue?)
+  }
+
+  /// A queue as the server had it.
+  public struct Queue: Equatable, Sendable {
+    public var tracks: [QueueTrack]
+    public var current: Int
+    public var trackCount: Int?
+    public var playlistTimestamp: Double?
+
+    public init(tracks: [QueueTrack], current: Int, trackCount: Int?, playlistTimestamp: Double?) {
+      self.tracks = tracks
+      self.current = current
+      self.trackCount = trackCount
+      self.playlistTimestamp = playlistTimestamp
+    }
+  }
 
   public var json: JSONValue {
     var members: [String: JSONValue] = [
@@ -30,6 +55,9 @@ public struct SavedPlayback: Equatable, Sendable {
     ]
     if let playlistTimestamp { members["playlist_timestamp"] = .number(playlistTimestamp) }
     if let trackCount { members["track_count"] = .number(Double(trackCount)) }
+    if case .listener(let serverQueue) = owner {
+      members["listeners_queue"] = ["server_queue": serverQueue.map(\.json) ?? .null]
+    }
     if let group {
       members["group"] = [
         "master": .string(group.master), "slaves": .array(group.slaves.map(JSONValue.string)),
@@ -43,8 +71,9 @@ public struct SavedPlayback: Equatable, Sendable {
   public init(
     server: String, playlistTimestamp: Double?, index: Int, position: Double, sampleRate: Int,
     trackCount: Int? = nil, queue: [QueueTrack], group: SyncGroup? = nil, groupAddresses: [String: String] = [:],
-    playDelayMilliseconds: Int = 0
+    playDelayMilliseconds: Int = 0, owner: QueueOwner = .server
   ) {
+    self.owner = owner
     self.server = server
     self.playlistTimestamp = playlistTimestamp
     self.index = index
@@ -73,7 +102,8 @@ public struct SavedPlayback: Equatable, Sendable {
       server: server, playlistTimestamp: value["playlist_timestamp"]?.double, index: index, position: position,
       sampleRate: value["sample_rate"]?.int ?? 44100, trackCount: value["track_count"]?.int,
       queue: queue.compactMap { QueueTrack($0) }, group: group, groupAddresses: addresses,
-      playDelayMilliseconds: value["group"]?["play_delay_ms"]?.int ?? 0)
+      playDelayMilliseconds: value["group"]?["play_delay_ms"]?.int ?? 0,
+      owner: value["listeners_queue"].map { .listener(serverQueue: $0["server_queue"].flatMap(Queue.init)) } ?? .server)
   }
 
   public static func load(from path: String) -> SavedPlayback? {
@@ -90,5 +120,21 @@ public struct SavedPlayback: Equatable, Sendable {
     var moved = other
     moved.position = position
     return moved == self
+  }
+}
+
+extension SavedPlayback.Queue {
+  var json: JSONValue {
+    var members: [String: JSONValue] = ["tracks": .array(tracks.map(\.json)), "current": .number(Double(current))]
+    if let trackCount { members["track_count"] = .number(Double(trackCount)) }
+    if let playlistTimestamp { members["playlist_timestamp"] = .number(playlistTimestamp) }
+    return .object(members)
+  }
+
+  init?(_ value: JSONValue) {
+    guard let tracks = value["tracks"]?.array, let current = value["current"]?.int else { return nil }
+    self.init(
+      tracks: tracks.compactMap { QueueTrack($0) }, current: current, trackCount: value["track_count"]?.int,
+      playlistTimestamp: value["playlist_timestamp"]?.double)
   }
 }

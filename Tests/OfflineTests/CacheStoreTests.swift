@@ -280,6 +280,15 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     grouped.playDelayMilliseconds = 25
     try grouped.save(to: folder + "/grouped.json")
     #expect(SavedPlayback.load(from: folder + "/grouped.json") == grouped)
+    // A queue the listener built stays theirs, with the server's queue of before (or none known).
+    for serverQueue in [
+      SavedPlayback.Queue(tracks: [track], current: 3, trackCount: 9, playlistTimestamp: 1_700_000_000.5), nil,
+    ] {
+      var listeners = saved
+      listeners.owner = .listener(serverQueue: serverQueue)
+      try listeners.save(to: folder + "/listeners.json")
+      #expect(SavedPlayback.load(from: folder + "/listeners.json") == listeners)
+    }
     write(folder + "/broken.json", Array("{\"server\":".utf8))
     #expect(SavedPlayback.load(from: folder + "/broken.json") == nil)
   }

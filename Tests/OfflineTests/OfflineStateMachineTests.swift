@@ -297,6 +297,28 @@ private func jumps(_ actions: [OfflineStateMachine.Action]) -> [OfflineStateMach
     #expect(!second.contains { if case .putQueueOnServer = $0 { true } else { false } })
   }
 
+  @Test func aRestartKeepsTheListenersQueueTheirsForTheReturn() {
+    let own = queue(3, ids: [105, 102, 200])
+    let serversBefore = QueueLedger.restored(
+      queue: queue(8), current: 1, trackCount: 8, playlistTimestamp: 1, time: 0)
+    for (before, serverNow, putsItOn) in [
+      (serversBefore, status(queue(8), current: 1, mode: .stop), true),
+      // Never heard the server before the listener's queue: whatever it has, the listener's goes on.
+      (QueueLedger(), status(queue(5, ids: [7, 8, 9, 10, 11]), current: 0, mode: .stop), true),
+      // The server's queue changed meanwhile: the server's wins.
+      (serversBefore, status(queue(4, ids: [300, 301, 102, 302]), current: 0), false),
+    ] {
+      var machine = OfflineStateMachine()
+      machine.resumeListenersQueue(
+        .restored(queue: own, current: 1, trackCount: 3, playlistTimestamp: nil, time: 2), serverQueueBefore: before)
+      machine.localTrackQueued(1, queueIndex: 1, startSeconds: 2)
+      _ = machine.trackStarted(1)
+      _ = machine.connectionChanged(up: true, facts: playing(1, at: 3), isCached: everythingCached)
+      let actions = machine.resyncStatusArrived(serverNow, facts: playing(1, at: 3))
+      #expect(actions.contains(.putQueueOnServer(own)) == putsItOn, "\(actions)")
+    }
+  }
+
   @Test func aQueueEditedOnTheServerMeanwhileWinsOverTheListeners() {
     var (machine, _) = listenersQueueReconnected()
     // Another controller edited LMS's queue while the player was away; the heard track is in it.

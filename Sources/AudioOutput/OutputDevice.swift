@@ -46,6 +46,10 @@ public protocol OutputDevice: AnyObject {
   var isClocked: Bool { get }
   /// Drops what is queued (a flush), so the device is ready to start again.
   func discardQueued()
+  /// The process is ending at a halt: true if what is queued now belongs to whoever reads it
+  /// and is no longer taken back (a pipe's reader gets every byte written). False, the default:
+  /// what the device holds is dropped at its close, unheard (a sound card).
+  func handOverQueued() -> Bool
   /// Starts playing what is queued now rather than at the device's start threshold, so that its
   /// delay is what will be heard (a timed start lines up against it).
   func startQueued()
@@ -69,6 +73,7 @@ extension OutputDevice {
   }
   public var bufferFrames: Int { 0 }
   public func pauseQueued() { discardQueued() }
+  public func handOverQueued() -> Bool { false }
   public func startQueued() {}
   public var isClocked: Bool { false }
   public func startFrames(sampleRate: Int) -> Int { 0 }

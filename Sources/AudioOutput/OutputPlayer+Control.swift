@@ -58,12 +58,12 @@ extension OutputPlayer {
     }
   }
 
-  /// Stops writing and keeps what is buffered: the position published then is measured (what was
-  /// written less what the device still holds), not extrapolated from an earlier write. Before
-  /// the heard position is saved at shutdown: a reader slower than the clock must not be
-  /// credited with frames it never took.
+  /// Stops writing, before the heard position is saved at shutdown. A sound card's position is
+  /// measured (what was written less what it still holds, dropped unheard at its close). What a
+  /// pipe holds is handed over to its reader, never taken back, and counted heard: the saved
+  /// position is then exactly what its reader gets, however fast it reads in the meantime.
   public func halt(timeoutMilliseconds: Int = 2000) -> Bool {
-    postAndWait(timeoutMilliseconds: timeoutMilliseconds) { $0.stop = true }
+    postAndWait(timeoutMilliseconds: timeoutMilliseconds) { $0.halt = true }
   }
 
   /// Drops frames from `frame` on, keeping what plays before it; as `stopAndFlush` otherwise.
@@ -92,6 +92,10 @@ extension OutputPlayer {
     if pending.stop {
       machine.stop()
       publish(running: false)
+    }
+    if pending.halt {
+      machine.stop()
+      publish(running: false, heardAll: device.isOpen && device.handOverQueued())
     }
     if pending.flushAll {
       output.ring.discardAll()
@@ -137,7 +141,7 @@ extension OutputPlayer {
       machine.start(start)
     }
     if pending.allBuffered { machine.allBuffered() }
-    if pending.stop || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
+    if pending.stop || pending.halt || pending.pause || pending.flushAll || pending.silenceMilliseconds > 0
       || pending.skipMilliseconds > 0 || pending.nudgeFrames != 0 || pending.closeDevice != nil
     {
       schedule = nil  // the position was moved on purpose

@@ -52,6 +52,8 @@ public final class OutputPlayer: @unchecked Sendable {
     var allBuffered = false
     var pause = false
     var stop = false
+    /// Stop for good (the process ends): what a pipe holds is its reader's (`halt`).
+    var halt = false
     /// Drop everything buffered.
     var flushAll = false
     /// Drop frames from this absolute frame on (the prefetched next track).

@@ -34,7 +34,9 @@ public final class StandardOutput: OutputDevice {
   private var packer: SamplePacker
   private let fileDescriptor: Int32
   private let scratch: UnsafeMutableRawBufferPointer
-  private let drainable: Bool
+  /// Whether what the pipe holds can be taken back: a pipe of this process's own, until a halt
+  /// hands it over to its reader.
+  private var drainable: Bool
   /// Bytes written and bytes taken back: the reader has had their difference, which must end on a
   /// frame boundary after a drain.
   private var bytesWritten = 0
@@ -132,6 +134,11 @@ public final class StandardOutput: OutputDevice {
   /// What sits in the pipe has not been heard yet (0 for a file or a terminal).
   public func delayFrames() -> Int {
     max(0, Int(slimplay_queued_bytes(fileDescriptor))) / packer.bytesPerFrame
+  }
+
+  public func handOverQueued() -> Bool {
+    drainable = false
+    return true
   }
 
   /// Takes back what the pipe holds, when it can. The reader may have taken part of a frame; it

@@ -61,6 +61,8 @@ public final class CacheStore: Sendable {
     var writable = true
     /// Lines in the records file, live or stale.
     var recordLines = 0
+    /// A pinned file was dropped (found changed or corrupt): the pins' downloads must look again.
+    var droppedPinned = false
 
     func bytes(pinned wanted: Bool) -> Int {
       entries.values.reduce(0) { $0 + (pinned.contains($1.key) == wanted ? $1.size : 0) }
@@ -196,6 +198,14 @@ public final class CacheStore: Sendable {
 
   public func isPinned(_ key: CacheKey) -> Bool { state.withLock { $0.pinned.contains(key) } }
 
+  /// Whether a pinned file was dropped since last asked (it is to be fetched again).
+  public func takeDroppedPinned() -> Bool {
+    state.withLock { state in
+      defer { state.droppedPinned = false }
+      return state.droppedPinned
+    }
+  }
+
   /// Room under the pin cap for a pinned file of `bytes`.
   public func hasPinRoom(for bytes: Int) -> Bool {
     state.withLock { $0.bytes(pinned: true) + bytes <= pinCapacityBytes }
@@ -287,7 +297,9 @@ public final class CacheStore: Sendable {
   }
 
   public func remove(_ key: CacheKey) {
-    state.withLock { _ = $0.entries.removeValue(forKey: key) }
+    state.withLock { state in
+      if state.entries.removeValue(forKey: key) != nil, state.pinned.contains(key) { state.droppedPinned = true }
+    }
     CacheFiles.remove(path(of: key))
     persist()
   }

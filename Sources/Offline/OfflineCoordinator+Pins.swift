@@ -128,6 +128,10 @@ extension OfflineCoordinator {
 
   /// The pinned tracks of the current server not cached yet, less those already planned.
   func pinnedDownloads(after planned: Set<CacheKey>) -> [PlannedDownload] {
+    // A pinned file found corrupt was dropped: the saved list says what to fetch again.
+    if store.takeDroppedPinned(), let saved = PinList.load(from: pinsPath) {
+      pins = PinnedMusic(saved) { store.entry($0) != nil }
+    }
     // Everything pinned is cached: nothing to look at (the common case, every poll).
     guard !pins.waiting.isEmpty, let server = serverIdentity ?? client.endpoint?.identity else { return [] }
     var planned = planned

@@ -125,6 +125,18 @@ import Testing
     #expect(next == [0xE8, 0x03, 0xE9, 0x03, 0xEA, 0x03, 0xEB, 0x03, 0xEC, 0x03, 0xED, 0x03, 0xEE, 0x03, 0xEF, 0x03])
   }
 
+  /// At a halt (the process ends) what the pipe holds is its reader's: no flush takes it back.
+  @Test func whatIsHandedOverAtAHaltStaysForTheReader() throws {
+    let pipe = Pipe()
+    let output = StandardOutput(format: .s16, fileDescriptor: pipe.writeEnd)
+    try output.open(sampleRate: 44100)
+    try write(output, frames(8192))
+    #expect(output.handOverQueued())
+    output.discardQueued()
+    #expect(output.delayFrames() == 8192)
+    #expect(pipe.read(8192 * 4).count == 8192 * 4)
+  }
+
   @Test func aReaderLeftInsideAFrameGetsItsRestAsZerosAfterAFlush() throws {
     let pipe = Pipe()
     let output = StandardOutput(format: .s24_3, fileDescriptor: pipe.writeEnd)  // 6-byte frames

@@ -196,6 +196,24 @@ private func addFile(_ store: CacheStore, url: String, bytes: [UInt8], protected
     #expect(store.keys == [second, third])
   }
 
+  @Test func aCorruptPinnedFileDroppedIsReportedOnceToBeFetchedAgain() {
+    let folder = temporaryFolder()
+    defer { removeFolder(folder) }
+    let store = CacheStore(directory: folder, capacityBytes: 1 << 20, pinCapacityBytes: 1 << 20, logger: logger)
+    store.load()
+    let pinned = addFile(store, url: "file:///pinned", bytes: Array(repeating: 9, count: 2000))
+    let other = addFile(store, url: "file:///other", bytes: Array(repeating: 8, count: 2000))
+    store.setPinned([pinned])
+    #expect(!store.takeDroppedPinned())
+    store.remove(other)
+    #expect(!store.takeDroppedPinned(), "not a pinned file")
+    // Changed on disk to another size: dropped by the check before use.
+    write(store.path(of: pinned), [1, 2, 3])
+    #expect(!store.verify(pinned))
+    #expect(store.takeDroppedPinned())
+    #expect(!store.takeDroppedPinned(), "told once")
+  }
+
   @Test func aFilesTrackRecordSurvivesARestart() {
     let folder = temporaryFolder()
     defer { removeFolder(folder) }

@@ -17,8 +17,13 @@ final class ClockPacedSink: OutputDevice, Sendable {
   private let state = Mutex((isOpen: false, writes: 0, frames: 0))
   /// What it says it still holds of what it took.
   let queuedFrames: Int
+  /// Whether a halt leaves what it holds to its reader, as a pipe does.
+  let handsOver: Bool
 
-  init(queuedFrames: Int = 0) { self.queuedFrames = queuedFrames }
+  init(queuedFrames: Int = 0, handsOver: Bool = false) {
+    self.queuedFrames = queuedFrames
+    self.handsOver = handsOver
+  }
 
   var isOpen: Bool { state.withLock { $0.isOpen } }
   let sampleRate = 44100
@@ -40,6 +45,7 @@ final class ClockPacedSink: OutputDevice, Sendable {
   func delayFrames() -> Int { queuedFrames }
   func discardQueued() {}
   func playOutQueued() {}
+  func handOverQueued() -> Bool { handsOver }
 }
 
 extension PlaybackTests {
@@ -85,6 +91,22 @@ extension PlaybackTests {
       let taken = sink.frames - sink.queuedFrames
       let later = MonotonicClock.nanoseconds() + 5_000_000_000
       #expect(position.elapsedMilliseconds(at: later) == (taken * 1000 + 22050) / 44100)
+    }
+
+    /// A pipe's reader gets what the pipe holds after the halt (nothing takes it back): it counts as
+    /// heard, so the position saved is what the reader will have had, however fast it reads.
+    @Test func aHaltedPipesPositionCountsWhatItHoldsForItsReader() throws {
+      let sink = ClockPacedSink(queuedFrames: 441, handsOver: true)
+      let (player, thread) = playing(into: sink)
+      defer {
+        player.shutDown()
+        _ = thread.join(timeoutMilliseconds: 2000)
+      }
+      #expect(player.halt())
+      let position = player.currentPosition()
+      #expect(!position.isRunning)
+      let later = MonotonicClock.nanoseconds() + 5_000_000_000
+      #expect(position.elapsedMilliseconds(at: later) == (sink.frames * 1000 + 22050) / 44100)
     }
 
     /// An output player on its thread, playing 8192 frames of track 1 into `sink`, once the sink

@@ -101,6 +101,8 @@ ALBUMS: dict[str, tuple[str, list[TrackSpec]]] = {
                     TrackSpec(4, "535", 5644800, 1, container="dsf")]),
     # Long enough to outlast a 90 s partition or two minutes of a flapping link.
     "Long FLAC": ("flac", [TrackSpec(35, f) for f in ("240", "360", "480", "600")]),
+    # An album of ten short tracks: a whole album to pin and play in half a minute.
+    "FLAC Ten": ("flac", [TrackSpec(3, str(1100 + 100 * n)) for n in range(10)]),
     # A damaged file between two intact ones.
     "Damaged FLAC": ("flac", [TrackSpec(6, "520"), TrackSpec(10, "620", damage="damaged"),
                               TrackSpec(8, "720", damage="undecodable"), TrackSpec(6, "820")]),

@@ -1,9 +1,7 @@
-"""The offline library on the real LMS: an album and a track of another album are pinned while the server
-runs (saved playlists are pinned in test_real_lms_pins: LMS saves them only after a restart that sets
-its playlist folder, which is kept to one test); the server stops and the player restarts without it;
-from the page in headless Chromium (a phone's viewport) the album is found by search and played, and the
-pinned track is queued after it. The
-server then returns: the listener's queue goes on it and LMS shows the heard track and time. What the
+"""The offline library on the real LMS: an album of ten tracks and a saved playlist are pinned while the
+server runs; the server stops and the player restarts without it; from the page in headless Chromium (a
+phone's viewport) the album is found by search and played, and a track of the playlist is queued after
+it. The server then returns: the listener's queue goes on it and LMS shows the heard track and time. What the
 player wrote equals the reference decode of exactly that sequence, whole and gapless, to the last frame:
 nothing dropped or repeated at the return."""
 
@@ -18,7 +16,7 @@ import pytest
 from harness.lms import free_port
 from harness.media import Capture
 from test_real_lms_offline import Queue
-from test_real_lms_pins import MAC, ctl, pins, start, wait_until
+from test_real_lms_pins import MAC, ctl, pins, saved_playlist, start, wait_until
 
 # Alone, after the others: each stops and starts its server and drives a browser while a capture runs in
 # real time, and beside the sync groups' rows that load made LMS answer late and correct a group by
@@ -34,15 +32,18 @@ def test_pinned_music_found_played_and_queued_from_the_page_with_the_server_gone
     from test_page_browser import wait as wait_in_page
 
     library = real_lms.library
-    album = library.tracks("FLAC 16-44")
-    queued = library.tracks("MP3 CBR")[1]
+    album = library.tracks("FLAC Ten")
+    listed = [library.tracks("MP3 CBR")[1], library.tracks("FLAC 24-96")[0]]
+    queued = listed[0]
+    playlist_id = saved_playlist(real_lms, "Road", [track.path for track in listed])
     port = free_port()
     player = start(real_lms, start_player, tmp_path, port)
     real_lms.set_volume(MAC, 100)  # bit-exact samples once the server is back and sets the volume
     album_id = real_lms.rpc("", ["titles", 0, 1, f"track_id:{real_lms.track_id(album[0].path)}", "tags:e"])
     assert ctl(port, "pin", "album", str(album_id["titles_loop"][0]["album_id"])).returncode == 0
-    assert ctl(port, "pin", "track", str(real_lms.track_id(queued.path))).returncode == 0
+    assert ctl(port, "pin", "playlist", str(playlist_id)).returncode == 0
     wait_until(lambda: all(pin["complete"] for pin in pins(port)), 60, "the pins downloaded")
+    assert [(pin["kind"], pin["tracks"]) for pin in pins(port)] == [("album", 10), ("playlist", 2)]
     player.stop()
 
     real_lms.stop()
@@ -60,10 +61,10 @@ def test_pinned_music_found_played_and_queued_from_the_page_with_the_server_gone
             search.clear()
             search.send_keys(text)
 
-        find("16-44")
+        find("flac ten")
         # The search's answer: one album, and its tracks.
         row = wait_in_page(lambda: [r for r in driver.find_elements(By.CSS_SELECTOR, "#library .album")
-                                    if "FLAC 16-44" in r.text and len(driver.find_elements(
+                                    if "FLAC Ten" in r.text and len(driver.find_elements(
                                         By.CSS_SELECTOR, "#library .album")) == 1][0], 10)
         row.click()
         play = wait_in_page(lambda: [b for b in driver.find_elements(By.CSS_SELECTOR, "#library button")
@@ -85,7 +86,7 @@ def test_pinned_music_found_played_and_queued_from_the_page_with_the_server_gone
     # the heard track and time, and its stream takes over at the next track.
     real_lms.start()
     real_lms.wait_player(MAC, timeout=30)
-    assert player.wait_for_log("putting the listener's queue (9 tracks) on the server", 30), player.log()
+    assert player.wait_for_log("putting the listener's queue (11 tracks) on the server", 30), player.log()
     status, shown, index, seconds = wait_for_lms_at_the_heard_position(real_lms, player, capture, sequence)
     print(f"LMS at track {shown[0] + 1} {shown[1]:.3f} s, heard {seconds:.3f} s")
     ids = [int(entry["id"]) for entry in status.get("playlist_loop", [])]

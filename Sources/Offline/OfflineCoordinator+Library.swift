@@ -40,7 +40,10 @@ extension OfflineCoordinator {
   }
 
   private func editLocally(_ edit: QueueEdit) throws(QueueEditError) {
-    let heardTrack = engine.heardPosition()?.trackID
+    // Right after a play starts nothing is heard yet, but its first track is under way (its first
+    // frames may be out already): an edit then keeps it, as it keeps a track heard.
+    let heardTrack =
+      engine.heardPosition()?.trackID ?? (engine.isPlaying ? machine.ledger.placements.keys.min() : nil)
     let placement = heardTrack.flatMap { machine.ledger.placement(of: $0) }
     // The entries known (LMS's window from its current one, or the listener's whole queue), by their
     // place: the player's own queue is numbered from 0.

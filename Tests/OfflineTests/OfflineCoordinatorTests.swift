@@ -170,6 +170,24 @@ import Testing
     #expect((health.waitingForNextTrackSeconds ?? 0) >= (handingBack ? 2 : 0))
   }
 
+  /// An edit that comes the moment a play has started, before anything is heard, keeps the track
+  /// under way (its first frames may be out already) rather than starting it again.
+  @Test func anEditRightAfterAPlayKeepsTheTrackUnderWay() throws {
+    let rig = try Rig(saved: nil)
+    defer { rig.close() }
+    rig.run { $0.serverIdentity = OfflineCoordinatorTests.server }
+    let queue = OfflineCoordinatorTests.queue
+    try rig.run { $0.edit(.replace(Array(queue[0..<2]), startAt: 0)) }.wait()
+    #expect(rig.engine.calls == [.stopLocal, .playLocal(path: rig.path(of: 0), startFrame: 0)])
+    rig.engine.playing = true  // playing, nothing heard yet
+    try rig.run { $0.edit(.append([queue[2]])) }.wait()
+    // What was queued behind the first track goes, its next is queued behind it again: nothing stops
+    // and nothing starts the first track over.
+    let after = Array(rig.engine.calls.dropFirst(2))
+    #expect(after == [.dropTracks(after: 1), .playLocal(path: rig.path(of: 1), startFrame: 0)])
+    #expect(rig.run { $0.machine.ledger.tracks.map(\.id) } == [100, 101, 102])
+  }
+
   @Test func offlineTheListenersCommandsDriveTheEngine() throws {
     let rig = try Rig(saved: Self.saved)
     defer { rig.close() }

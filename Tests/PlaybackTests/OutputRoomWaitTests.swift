@@ -74,11 +74,13 @@ extension PlaybackTests {
       #expect(sink.frames == writesBeforePause * sink.chunkFrames)
     }
 
-    /// Halted (the first step of a shutdown), the output publishes what the device took, measured:
-    /// the heard position no longer runs on with the clock, so a reader slower than the clock is
-    /// not credited with frames it never took.
-    @Test func aHaltedOutputsPositionIsWhatTheDeviceTookAndStaysThere() throws {
-      let sink = ClockPacedSink(queuedFrames: 441)
+    /// Halted (the first step of a shutdown), the output's position stops running with the clock.
+    /// A sound card's is what it took, measured: a reader slower than the clock is not credited with
+    /// frames it never took. A pipe's reader gets what the pipe holds after the halt (nothing takes
+    /// it back): that counts as heard, so the position saved is what the reader will have had.
+    @Test(arguments: [false, true])
+    func aHaltedOutputsPositionIsWhatItsReaderGetsAndStaysThere(handsOver: Bool) throws {
+      let sink = ClockPacedSink(queuedFrames: 441, handsOver: handsOver)
       let (player, thread) = playing(into: sink)
       defer {
         player.shutDown()
@@ -88,25 +90,9 @@ extension PlaybackTests {
       let position = player.currentPosition()
       #expect(!position.isRunning)
       #expect(position.trackID == 1)
-      let taken = sink.frames - sink.queuedFrames
+      let heard = handsOver ? sink.frames : sink.frames - sink.queuedFrames
       let later = MonotonicClock.nanoseconds() + 5_000_000_000
-      #expect(position.elapsedMilliseconds(at: later) == (taken * 1000 + 22050) / 44100)
-    }
-
-    /// A pipe's reader gets what the pipe holds after the halt (nothing takes it back): it counts as
-    /// heard, so the position saved is what the reader will have had, however fast it reads.
-    @Test func aHaltedPipesPositionCountsWhatItHoldsForItsReader() throws {
-      let sink = ClockPacedSink(queuedFrames: 441, handsOver: true)
-      let (player, thread) = playing(into: sink)
-      defer {
-        player.shutDown()
-        _ = thread.join(timeoutMilliseconds: 2000)
-      }
-      #expect(player.halt())
-      let position = player.currentPosition()
-      #expect(!position.isRunning)
-      let later = MonotonicClock.nanoseconds() + 5_000_000_000
-      #expect(position.elapsedMilliseconds(at: later) == (sink.frames * 1000 + 22050) / 44100)
+      #expect(position.elapsedMilliseconds(at: later) == (heard * 1000 + 22050) / 44100)
     }
 
     /// An output player on its thread, playing 8192 frames of track 1 into `sink`, once the sink

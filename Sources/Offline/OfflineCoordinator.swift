@@ -63,6 +63,9 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
 
   /// The server the cache keys belong to (kept while it is away).
   var serverIdentity: String?
+  /// Tracks the cache's records were searched for, in vain, while the server was unknown: the
+  /// records file is read once a track, not at every plan.
+  var unrecordedURLs: Set<String> = []
   var resyncTimeout: Scheduled<Void>?
   var saveTask: AlignedTick?
   var lastSaved: SavedPlayback?
@@ -367,7 +370,14 @@ public final class OfflineCoordinator: PlaybackEngine, @unchecked Sendable {
   func key(for track: QueueTrack) -> CacheKey? {
     if let endpoint = client.endpoint { serverIdentity = endpoint.identity }
     // Started without its server and with no saved state: the cache says which server it holds.
-    if serverIdentity == nil, let server = store.record(recording: track)?.server { serverIdentity = server }
+    if serverIdentity == nil, !unrecordedURLs.contains(track.url) {
+      if let server = store.record(recording: track)?.server {
+        serverIdentity = server
+        unrecordedURLs = []
+      } else {
+        unrecordedURLs.insert(track.url)
+      }
+    }
     guard let serverIdentity else { return nil }
     return CacheKey(server: serverIdentity, url: track.url, fileSize: track.fileSize)
   }

@@ -94,8 +94,18 @@ extension OfflineStateMachine {
         state = .online
         return [.forward(message), .log(.notice, "resync: the server stopped or moved playback; following it")]
       case .start where !resync.decoderReadyReported:
-        state = .online
-        return [.forward(message), .log(.notice, "resync: the server moved playback; following it")]
+        // No stop came first, so this is the next track, not a move: LMS stops before it streams
+        // elsewhere. In a group it streams the next track once every member is ready for it and one
+        // said so after the start; this member's STMd sent before the start (its cached copy read
+        // to its end then) counted. The cached copy plays on, its time still told against the
+        // offset asked; an STMd now would have LMS take the streaming track for done.
+        var streaming = resync
+        streaming.decoderReadyReported = true
+        state = .handingBack(streaming)
+        return [
+          .forward(message),
+          .log(.notice, "resync: the server streams the next track; the cached copy plays to its end first"),
+        ]
       default:
         return [.forward(message)]
       }

@@ -252,7 +252,8 @@ public struct OfflineStateMachine: Sendable {
       return continueAfter(id, cutShort: cutShort, isCached: isCached)
     case .handingBack(var resync):
       // The engine's own STMd for the adopted track goes to the server; remember it (before a
-      // group's start LMS drops it: it is sent again at the start).
+      // group's start LMS only marks the player ready: the STMd that fetches the next track is
+      // sent again at the start).
       if id == resync.engineTrack, !resync.awaitingStart {
         resync.decoderReadyReported = true
         state = .handingBack(resync)

@@ -214,6 +214,42 @@ import Testing
     #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
   }
 
+  /// The master's cached copy was read to its end before the group's start (its STMd then only
+  /// marked it ready); at the start the other member said it was ready too, and LMS streamed the
+  /// next track before the master's STMd was due. That stream is the next track, not a move: the
+  /// cached copy plays on, its time told against the offset asked, until the stream takes over.
+  @Test func theGroupsNextTrackStreamedBeforeTheMastersStmdIsTheNextTrack() {
+    var machine = Self.reconnected(as: Self.master)
+    let jumped = machine.resyncStatusArrived(
+      Self.status(current: 0), facts: Self.playing(7, at: 3.5), connected: [Self.master, Self.member])
+    #expect(Self.jumps(jumped) == [.jump(queueIndex: 1, seconds: 3.5, thenPause: false)])
+    let stop = ServerMessage.stream(StreamCommand(command: .stop))
+    let start = ServerMessage.stream(StreamCommand(command: .start, autostart: .manual, format: .flac))
+    _ = machine.serverMessage(stop, facts: Self.playing(7, at: 3.6, decoding: .localFile(track: 7)))
+    let adopted = machine.serverMessage(start, facts: Self.playing(7, at: 3.7, decoding: .localFile(track: 7)))
+    #expect(adopted.contains(.report(.bufferLoaded)))
+    _ = machine.trackDecoded(7, cutShort: false, isCached: { _ in true })
+    let unpause = ServerMessage.stream(StreamCommand(command: .unpause, value: 123_456))
+    #expect(
+      machine.serverMessage(unpause, facts: Self.playing(7, at: 3.8))
+        == [.report(.resumed), .report(.trackStarted), .reportDecoderReadyLater(afterMilliseconds: 500)])
+
+    let next = machine.serverMessage(start, facts: Self.playing(7, at: 3.82))
+    #expect(next.contains(.forward(start)))
+    guard case .handingBack = machine.state else {
+      Issue.record("expected handingBack, got \(machine.state)")
+      return
+    }
+    // No STMd while the next track streams: LMS would take that track for done.
+    #expect(machine.decoderReadyDue().isEmpty)
+    // 5.0 s of the cached copy heard: LMS, which adds the 3.5 s it was asked for, is told 1.5 s.
+    #expect(machine.reportedElapsedMilliseconds(engineMilliseconds: 5000, heardTrack: 7) == 1500)
+    machine.trackCreated(9)
+    #expect(machine.trackStarted(9).contains(.log(.notice, "resync: the server's stream took over at track 3")))
+    #expect(machine.state == .online)
+    #expect(machine.ledger.placement(of: 9)?.queueIndex == 2)
+  }
+
   @Test func theGroupsStreamThatCameBeforeTheMemberKnewItsMasterIsAdopted() {
     var machine = Self.reconnected(as: Self.member)
     // The master was back first and jumped while this member still read the server's status.

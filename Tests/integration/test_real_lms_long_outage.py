@@ -1,4 +1,4 @@
-"""A day away from the server, in a few minutes, on the real LMS 8.3.0: the player restarted twice while the
+"""A day away from the server, in a few minutes, on the real LMS (8.3.0 and 7.9.1): the player restarted twice while the
 server is stopped, the folder of its pins full to the last byte. The library stays playable, the listener's
 queue survives the restarts as the listener's and goes on the server at its return, and the pins, their
 files and their list are as they were. Side by side with the others: no browser, and every check waits
@@ -26,6 +26,7 @@ from test_real_lms_pins import MAC, cached_files, ctl, pins, start, wait_until
 
 
 @pytest.mark.slow(seconds=120)
+@pytest.mark.lms_versions("8.3.0", "7.9.1")
 @pytest.mark.timeout(360)
 def test_a_long_outage_with_two_restarts_and_a_full_pin_folder_keeps_the_library_the_pins_and_the_queue(
         real_lms, start_player, tmp_path):

@@ -19,12 +19,16 @@ public struct ServerLiveness: Equatable, Sendable {
   /// Seconds the live stream delivered nothing while the stream ring had room.
   public var stallSeconds: Double
   /// Seconds of decoded audio left at which a stalled stream with a cached copy is given up on.
+  /// The handoff needs a fraction of a second (a cached file opened, its first frames decoded);
+  /// the rest is the server's time. A sync group's next track waits for every member's STMd, and
+  /// a loaded LMS 7.9.1 and 8.3.0 were seen to send it 3.2 s after the members' (6 s of output),
+  /// past a rule of 3 s left: each member then judged its server gone and resynced again.
   public var starvingSeconds: Double
   /// Seconds after the last track was decoded by which the server's next track is overdue. Once
   /// a track is decoded only the output ring's audio is left (2.3 s at 192 kHz), so this is short.
   public var nextTrackOverdueSeconds: Double = 1
 
-  public init(silenceSeconds: Double = 7, stallSeconds: Double = 2, starvingSeconds: Double = 3) {
+  public init(silenceSeconds: Double = 7, stallSeconds: Double = 2, starvingSeconds: Double = 2) {
     self.silenceSeconds = silenceSeconds
     self.stallSeconds = stallSeconds
     self.starvingSeconds = starvingSeconds

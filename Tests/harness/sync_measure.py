@@ -301,6 +301,13 @@ def run_pair(lms, kinds: tuple[str, str], tracks, folder: Path, binary: str, *, 
                 time.sleep(max(0.0, long_minutes * 60 - phase_seconds - 1))
                 events["long"] = clock()
                 time.sleep(phase_seconds)
+            # What squeezelite's device holds as the pause comes is what its last report counted: read
+            # in the 2 s before the pause as well as after the resume (a loaded machine holds more).
+            holding = time.monotonic() + 2.0
+            while time.monotonic() < holding:
+                time.sleep(0.25)
+                if "squeezelite" in kinds and (held := rig.device_hold_ms("squeezelite")) is not None:
+                    result.squeezelite_hold_ms = max(result.squeezelite_hold_ms or 0.0, held)
             lms.pause(macs[0])
             time.sleep(3)
             lms.unpause(macs[0])

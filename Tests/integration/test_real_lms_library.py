@@ -159,12 +159,12 @@ def test_with_ask_the_listener_stays_offline_then_returns_and_lms_takes_the_list
     assert_the_whole_sequence(player, capture, sequence)
 
 
-def wait_for_lms_at_the_heard_position(real_lms, player, capture, sequence: Queue):  # noqa: ANN001
+def wait_for_lms_at_the_heard_position(real_lms, player, capture, sequence: Queue, mac: str = MAC):  # noqa: ANN001
     """Until LMS plays the entry heard, its time within 0.25 s of what the capture has: its status, what
     it shows, and the heard entry and seconds."""
     deadline = time.monotonic() + 15
     while True:
-        status = real_lms.status(MAC)
+        status = real_lms.status(mac)
         index, seconds = sequence.position(len(capture.bytes()))
         shown = (int(status.get("playlist_cur_index") or -1), float(status.get("time") or 0))
         if status.get("mode") == "play" and shown[0] == index and abs(shown[1] - seconds) <= 0.25:

@@ -190,7 +190,8 @@ def wait_for_resync(
     real_lms, player, capture, queue: Queue, back: float, timeout: float = 30, offset: int = 0, mac: str = MAC
 ) -> Resync:
     """From `back` (the server or network returned): waits for the player's reconnect, then until LMS's
-    status shows the heard track at the heard time (±250 ms), for at most `SHOWN_WITHIN` seconds;
+    status shows the heard track at the heard time (±250 ms), or stopped when the player heard the whole
+    queue before the server answered, for at most `SHOWN_WITHIN` seconds;
     returns when each happened. `offset`: bytes of the queue heard before this capture began (a
     restarted player)."""
     deadline = back + timeout
@@ -206,12 +207,16 @@ def wait_for_resync(
         except (UnknownPlayer, OSError):
             time.sleep(0.05)
             continue
-        index, seconds = queue.position(offset + len(capture.bytes()))
+        heard = offset + len(capture.bytes())
+        index, seconds = queue.position(heard)
         server_index = status.get("playlist_cur_index")
         server_time = float(status.get("time") or 0)
         last = (server_index, server_time, index, seconds, status.get("mode"))
         if server_index is not None and int(server_index) == index and abs(server_time - seconds) <= 0.25:
             return Resync(reconnected - back, time.monotonic() - reconnected, index, server_time - seconds)
+        # A server slow to come back may find the queue heard to its end: the player stops it.
+        if heard >= len(queue.reference) and status.get("mode") == "stop" and "played to its end" in player.log():
+            return Resync(reconnected - back, time.monotonic() - reconnected, index, 0.0)
         time.sleep(0.1)
     pytest.fail(f"LMS never showed the heard position (index, time, heard index, heard s, mode): {last}\n"
                 f"{player.log()}")

@@ -64,6 +64,7 @@ final class NowPlaying {
 
   private func save() {
     guard let snapshotPath, let track = published?.track else { return }
-    try? FileIO.writeAtomically(snapshotPath, Array(track.json.encoded.utf8))
+    // Replaced whole, not synced: a page's snapshot, written on the control loop at each track.
+    try? FileIO.writeAtomically(snapshotPath, Array(track.json.encoded.utf8), durable: false)
   }
 }

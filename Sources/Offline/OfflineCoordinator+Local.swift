@@ -57,9 +57,11 @@ extension OfflineCoordinator {
     if engine.isPlaying { saveState(now: true) }
   }
 
-  /// Saves where playback is when it changed: a new track or queue at once and to disk; only a
-  /// later position at most every `positionSaveInterval`, without waiting for the disk (a crash
-  /// leaves the previous copy, a few seconds older). `now` saves any change at once, to disk.
+  /// Saves where playback is when it changed: a new track or queue at once; only a later position
+  /// at most every `positionSaveInterval`. Neither waits for the disk: the file is replaced whole
+  /// (a crashed process leaves the old copy or the new one), and a sync here would hold up the
+  /// control loop, and with it the server's messages, for as long as a busy disk or an SD card
+  /// takes. `now` (playback stopped, or the player shutting down) saves any change at once, to disk.
   func saveState(now: Bool) {
     guard let path = configuration.savedPlaybackPath, let serverIdentity,
       let position = heardQueuePosition()
@@ -94,7 +96,7 @@ extension OfflineCoordinator {
     let onlyMoved = !now && lastSaved.map(saved.differsOnlyInPosition(from:)) == true
     if onlyMoved, clock - lastSavedAt < Self.positionSaveInterval { return }
     do {
-      try saved.save(to: path, durable: !onlyMoved)
+      try saved.save(to: path, durable: now)
       lastSaved = saved
       lastSavedShape = shape
       lastSavedAt = clock

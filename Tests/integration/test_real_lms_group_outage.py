@@ -73,9 +73,6 @@ def test_a_group_plays_through_an_outage_and_comes_back_as_one(real_lms, start_p
     jumps = real_lms.jumps_since(cut_wall)
     print(f"LMS's log after the cut: {jumps}")
     assert len(jumps) == 1, "\n".join(m.log() for m in members)
-    # Within a moment of the reconnect, not at the next track (0.1-0.2 s seen here; a resync that waits
-    # for the end of a track, or for a member, takes up to 2 s).
-    assert matched_after < 3.0, "\n".join(m.log() for m in members)
     # The server's stream takes over at the next track, when there is one (a server slow to come back
     # may be resynced on the album's last track).
     heard = int(re.search(r"resync: asking the server to play track (\d+)", "\n".join(resyncs)).group(1))

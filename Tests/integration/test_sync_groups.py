@@ -25,6 +25,8 @@ LMS_CORRECTS_FROM_MS = 10.0  # minSyncAdjust for SqueezePlay-class players (Slim
 # estimate of the player's clock, drawn from when those reports arrive: an offset LMS takes for 9.9 ms
 # can be 10.3 ms at the outputs (read once in CI), and LMS leaves it alone.
 LMS_VIEW_MS = 2.0
+# squeezelite's own resume error, read up to 90.6 ms on a loaded machine (Docs/TESTING.md).
+SQUEEZELITE_RESUME_SPREAD_MS = 115.0
 PAIRS = [("squeezelite", "squeezelite"), ("squeezelite", "slimplay"), ("slimplay", "squeezelite"),
          ("slimplay", "slimplay")]
 
@@ -98,7 +100,10 @@ def test_a_resume_beside_squeezelite_lines_up_without_lms_correcting_it(measured
     phase = next(p for p in result.phases if p.name == "after pause")
     assert phase.before_ms is not None and phase.settled_ms is not None, (phase.summary(), result.resume_lines())
     assert result.squeezelite_hold_ms is not None, "PulseAudio showed no stream of squeezelite's"
-    bound = result.squeezelite_hold_ms + LMS_VIEW_MS
+    # What PulseAudio holds of squeezelite's stream does not bound its error on a loaded machine (65.4 ms
+    # read against 47.9 ms held, 90.6 ms once): the bound also leaves room for that, far below the
+    # 230 ms slimplay came back ahead by when it reported its position before its device played out.
+    bound = max(result.squeezelite_hold_ms + LMS_VIEW_MS, SQUEEZELITE_RESUME_SPREAD_MS)
     print(f"squeezelite's stream held up to {result.squeezelite_hold_ms:.1f} ms; the resume's first reading "
           f"{phase.before_ms:+.1f} ms")
     if abs(phase.before_ms) >= bound:
